@@ -1,0 +1,4 @@
+package io.mooncake.dist.scheduler.domain;
+
+/** The identity of one model version: {@code model_id + revision + format + provider}. */
+public record ModelRef(String modelId, String revision, String format, String provider) {}
