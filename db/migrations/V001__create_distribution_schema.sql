@@ -42,6 +42,7 @@ CREATE TABLE job_files (
     path             varchar(4096) NOT NULL,
     size_bytes       bigint        NOT NULL CHECK (size_bytes >= 0),
     checksum         varchar(256)  NOT NULL,
+    sha256           varchar(64),                         -- enforceable digest parsed from checksum, else NULL
     download_url     varchar(8192) NOT NULL,
     artifact_key     varchar(1024) NOT NULL,
     chunk_size_bytes bigint        NOT NULL CHECK (chunk_size_bytes > 0),
@@ -63,6 +64,7 @@ CREATE TABLE job_objects (
 CREATE TABLE placements (
     job_id            varchar(128)  NOT NULL REFERENCES jobs (job_id) ON DELETE CASCADE,
     node_id           varchar(300)  NOT NULL,
+    ordinal           integer       NOT NULL,             -- position in the request's target_nodes
     is_seed           boolean       NOT NULL,
     state             varchar(16)   NOT NULL DEFAULT 'planned'
                       CHECK (state IN ('planned', 'acquiring', 'staged', 'failed')),
@@ -88,8 +90,9 @@ CREATE TABLE tasks (
     attempts         integer       NOT NULL DEFAULT 0,
     max_attempts     integer       NOT NULL DEFAULT 5 CHECK (max_attempts > 0),
     run_after        timestamptz   NOT NULL DEFAULT now(),
-    lease_owner      varchar(128),
-    lease_expires_at timestamptz,
+    lease_owner      varchar(128),                        -- <node_id>/<client instance>, set by the claim
+    lease_expires_at timestamptz,                         -- renewed by the owner's heartbeat
+    started_at       timestamptz,                         -- when the current attempt was claimed
     bytes_total      bigint        NOT NULL DEFAULT 0,
     bytes_done       bigint        NOT NULL DEFAULT 0,
     source_node_id   varchar(300),

@@ -1,0 +1,182 @@
+package io.mooncake.dist.transfer;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
+
+/**
+ * Fetches byte ranges of objects from {@link ChunkServer}s into local files.
+ *
+ * <p>Each fetch uses its own connection, so one failed or slow transfer never disturbs another and
+ * a failure leaves nothing behind to clean up. The payload streams from direct socket buffers into
+ * the target with positional writes while being hashed; memory use per fetch is a few socket buffers
+ * whatever the chunk size. The client never retries: it reports what went wrong and the caller
+ * decides. Thread-safe; one instance is meant to be shared.
+ */
+public final class ChunkClient implements AutoCloseable {
+
+    /** How long a fetch may go without receiving a single byte before it fails with TIMEOUT. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How long establishing the TCP connection may take. */
+    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    private final EventLoopGroup group;
+    private final Bootstrap bootstrap;
+    private final Duration idleTimeout;
+    private final AtomicInteger requestIds = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /** A client with the {@linkplain #DEFAULT_IDLE_TIMEOUT default idle timeout}, owning its own event loops. */
+    public ChunkClient() {
+        this(DEFAULT_IDLE_TIMEOUT);
+    }
+
+    /**
+     * @param idleTimeout a fetch fails with {@link ChunkTransferException.Kind#TIMEOUT} when no byte
+     *                    arrives from the peer for this long; must be positive
+     */
+    public ChunkClient(Duration idleTimeout) {
+        Objects.requireNonNull(idleTimeout, "idleTimeout");
+        if (idleTimeout.isNegative() || idleTimeout.isZero()) {
+            throw new IllegalArgumentException("idleTimeout must be positive: " + idleTimeout);
+        }
+        this.idleTimeout = idleTimeout;
+        this.group = Transport.newGroup(0, "chunk-client", true);
+        this.bootstrap = new Bootstrap()
+                .group(group)
+                .channel(Transport.channelType())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) CONNECT_TIMEOUT.toMillis())
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true);
+    }
+
+    /**
+     * Fetches bytes {@code [offset, offset + length)} of object {@code objectId} (offsets relative to
+     * the object) from the chunk server at {@code host:port} and writes them into {@code target}
+     * starting at {@code targetPosition}, with positional writes that leave the target's position
+     * unchanged.
+     *
+     * <p>The returned future completes with the number of bytes written and the lower-case hex SHA-256
+     * of exactly the bytes received, or exceptionally with a {@link ChunkTransferException}. Dependent
+     * stages attached without an executor run on the client's I/O thread and must not block. Cancelling
+     * the future closes the connection. Bytes written before a failure stay in the target; a retry
+     * simply overwrites them.
+     *
+     * @param progress called on the I/O thread with the running byte count as bytes arrive; may be null
+     * @throws IllegalArgumentException for a negative offset, length or position, a range that
+     *                                  overflows, a bad port, or an object id that is empty or longer
+     *                                  than {@value Protocol#MAX_OBJECT_ID_BYTES} UTF-8 bytes
+     */
+    public CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
+                                                FileChannel target, long targetPosition, LongConsumer progress) {
+        validate(host, port, objectId, offset, length, target, targetPosition);
+        FetchSpec spec = new FetchSpec(host + ":" + port, nextRequestId(), objectId, offset, length);
+        CompletableFuture<FetchResult> result = new CompletableFuture<>();
+        if (closed.get()) {
+            result.completeExceptionally(new ChunkTransferException(
+                    ChunkTransferException.Kind.CONNECTION, spec.describe() + ": client is closed"));
+            return result;
+        }
+        FetchHandler handler = new FetchHandler(spec, new ChunkSink(target, targetPosition), progress, result, idleTimeout);
+        ChannelFuture connect;
+        try {
+            connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler)).connect(host, port);
+        } catch (RuntimeException e) {
+            // The event loops were shut down between the closed check and here.
+            result.completeExceptionally(new ChunkTransferException(
+                    ChunkTransferException.Kind.CONNECTION, spec.describe() + ": cannot start connection: " + e, e));
+            return result;
+        }
+        connect.addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                handler.connectFailed(f.cause());
+            }
+        });
+        result.whenComplete((r, e) -> {
+            if (result.isCancelled()) {
+                connect.channel().close();
+            }
+        });
+        return result;
+    }
+
+    /**
+     * Blocking form of {@link #fetch}: waits for the transfer and rethrows its failure.
+     *
+     * @throws ChunkTransferException the transfer's failure; if the calling thread is interrupted the
+     *                                fetch is cancelled, the interrupt flag is restored and the kind is
+     *                                {@link ChunkTransferException.Kind#CONNECTION}
+     */
+    public FetchResult fetchBlocking(String host, int port, String objectId, long offset, long length,
+                                     FileChannel target, long targetPosition, LongConsumer progress)
+            throws ChunkTransferException {
+        CompletableFuture<FetchResult> future =
+                fetch(host, port, objectId, offset, length, target, targetPosition, progress);
+        try {
+            return future.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ChunkTransferException failure) {
+                // A fresh exception so the stack trace shows this caller; the original is the cause.
+                throw new ChunkTransferException(failure.kind(), failure.getMessage(), failure);
+            }
+            throw new ChunkTransferException(ChunkTransferException.Kind.PROTOCOL,
+                    "fetch of object '" + objectId + "' from " + host + ":" + port + " failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new ChunkTransferException(ChunkTransferException.Kind.CONNECTION,
+                    "fetch of object '" + objectId + "' from " + host + ":" + port + " interrupted", e);
+        }
+    }
+
+    /** Closes all connections (failing fetches in flight) and stops the client's threads. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly();
+        }
+    }
+
+    private int nextRequestId() {
+        // Never 0: a server uses id 0 for errors about requests it could not parse.
+        return requestIds.updateAndGet(i -> i == Integer.MAX_VALUE ? 1 : i + 1);
+    }
+
+    private static void validate(String host, int port, String objectId, long offset, long length,
+                                 FileChannel target, long targetPosition) {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(objectId, "objectId");
+        Objects.requireNonNull(target, "target");
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        int idBytes = objectId.getBytes(StandardCharsets.UTF_8).length;
+        if (idBytes == 0 || idBytes > Protocol.MAX_OBJECT_ID_BYTES) {
+            throw new IllegalArgumentException("object id must be 1.." + Protocol.MAX_OBJECT_ID_BYTES
+                    + " UTF-8 bytes, got " + idBytes);
+        }
+        if (offset < 0 || length < 0 || targetPosition < 0) {
+            throw new IllegalArgumentException("offset, length and targetPosition must be >= 0: offset=" + offset
+                    + " length=" + length + " targetPosition=" + targetPosition);
+        }
+        if (offset + length < 0 || targetPosition + length < 0) {
+            throw new IllegalArgumentException("range overflows: offset=" + offset + " length=" + length
+                    + " targetPosition=" + targetPosition);
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package io.mooncake.dist.transfer;
+
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelProgressiveFuture;
+import io.netty.channel.ChannelProgressiveFutureListener;
+import io.netty.channel.ChannelProgressivePromise;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves the requests of one connection, strictly one at a time and in order.
+ *
+ * <p>All state lives on the channel's event loop; only the lookup and file open, which may block,
+ * run on the {@code blocking} executor, so a slow {@link ObjectLocator} never stalls other
+ * connections. Backpressure: while a request is in flight the channel stops reading, so a client
+ * cannot queue up work faster than the socket drains; the next request is only taken once the
+ * previous payload is fully handed to the kernel and the channel is writable again. Requests that
+ * arrived in the same read are queued and served afterwards.
+ */
+final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(ChunkRequestHandler.class);
+
+    /** Queued when the peer half-closed: answer what came before, then close. */
+    private static final Object END_OF_INPUT = new Object();
+
+    private final SourceResolver resolver;
+    private final Executor blocking;
+    private final LongAdder bytesServed;
+    private final ArrayDeque<Object> queue = new ArrayDeque<>();
+    private boolean busy;
+    private boolean closing;
+
+    ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed) {
+        this.resolver = resolver;
+        this.blocking = blocking;
+        this.bytesServed = bytesServed;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ChunkRequest request) {
+            enqueue(ctx, request);
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ProtocolViolationException violation = violation(cause);
+        if (violation != null) {
+            log.debug("protocol violation from {}: {}", ctx.channel().remoteAddress(), violation.getMessage());
+            enqueue(ctx, violation);
+        } else if (cause instanceof IOException) {
+            log.debug("connection to {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            closeNow(ctx);
+        } else {
+            log.warn("unexpected error on connection to {}", ctx.channel().remoteAddress(), cause);
+            closeNow(ctx);
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            // Idle counts payload progress too, so this fires only for a silent or stalled peer.
+            log.debug("closing idle or stalled connection to {}", ctx.channel().remoteAddress());
+            closeNow(ctx);
+        } else if (evt == ChannelInputShutdownEvent.INSTANCE) {
+            enqueue(ctx, END_OF_INPUT);
+        }
+        ReferenceCountUtil.release(evt);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        drain(ctx);
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closing = true;
+        queue.clear();
+        ctx.fireChannelInactive();
+    }
+
+    private void enqueue(ChannelHandlerContext ctx, Object item) {
+        if (closing) {
+            return;
+        }
+        queue.add(item);
+        ctx.channel().config().setAutoRead(false);
+        drain(ctx);
+    }
+
+    private void drain(ChannelHandlerContext ctx) {
+        while (!busy && !closing && ctx.channel().isWritable() && !queue.isEmpty()) {
+            process(ctx, queue.poll());
+        }
+        if (!busy && !closing && queue.isEmpty() && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void process(ChannelHandlerContext ctx, Object item) {
+        if (item == END_OF_INPUT) {
+            closeNow(ctx);
+        } else if (item instanceof ProtocolViolationException violation) {
+            closing = true;
+            ResponseHeader.Failure failure =
+                    ResponseHeader.Failure.of(violation.requestId(), violation.status(), violation.getMessage());
+            ctx.writeAndFlush(failure).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            serve(ctx, (ChunkRequest) item);
+        }
+    }
+
+    private void serve(ChannelHandlerContext ctx, ChunkRequest request) {
+        busy = true;
+        log.debug("request {} from {}: object {} offset {} length {}", request.requestId(),
+                ctx.channel().remoteAddress(), request.objectId(), request.offset(), request.length());
+        try {
+            blocking.execute(() -> {
+                SourceResolver.Outcome outcome = resolver.resolve(request);
+                try {
+                    ctx.executor().execute(() -> respond(ctx, request, outcome));
+                } catch (RejectedExecutionException e) {
+                    // The server is shutting down and the connection with it.
+                    discard(outcome);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            busy = false;
+            closeNow(ctx);
+        }
+    }
+
+    private void respond(ChannelHandlerContext ctx, ChunkRequest request, SourceResolver.Outcome outcome) {
+        if (closing) {
+            busy = false;
+            discard(outcome);
+            return;
+        }
+        switch (outcome) {
+            case SourceResolver.Reject reject -> {
+                log.debug("rejecting request {} for object {}: {}", request.requestId(), request.objectId(), reject.message());
+                ctx.writeAndFlush(ResponseHeader.Failure.of(request.requestId(), reject.status(), reject.message()))
+                        .addListener((ChannelFutureListener) f -> responseWritten(ctx, request, f));
+            }
+            case SourceResolver.Send send -> {
+                ResponseHeader.Ok header = new ResponseHeader.Ok(request.requestId(), send.length());
+                if (send.length() == 0) {
+                    SourceResolver.closeQuietly(send.file());
+                    ctx.writeAndFlush(header).addListener((ChannelFutureListener) f -> responseWritten(ctx, request, f));
+                    return;
+                }
+                ctx.write(header);
+                ChannelProgressivePromise promise = ctx.newProgressivePromise();
+                promise.addListener(new PayloadListener(ctx, request, send.length()));
+                // The region owns the file channel and closes it when released, on success or failure.
+                ctx.writeAndFlush(new DefaultFileRegion(send.file(), send.position(), send.length()), promise);
+            }
+        }
+    }
+
+    private static void discard(SourceResolver.Outcome outcome) {
+        if (outcome instanceof SourceResolver.Send send) {
+            SourceResolver.closeQuietly(send.file());
+        }
+    }
+
+    private void responseWritten(ChannelHandlerContext ctx, ChunkRequest request, ChannelFuture future) {
+        busy = false;
+        if (!future.isSuccess()) {
+            log.debug("sending object {} to {} failed: {}", request.objectId(), ctx.channel().remoteAddress(),
+                    String.valueOf(future.cause()));
+            closeNow(ctx);
+            return;
+        }
+        drain(ctx);
+    }
+
+    private void closeNow(ChannelHandlerContext ctx) {
+        closing = true;
+        queue.clear();
+        ctx.close();
+    }
+
+    private static ProtocolViolationException violation(Throwable cause) {
+        if (cause instanceof ProtocolViolationException v) {
+            return v;
+        }
+        if (cause instanceof DecoderException && cause.getCause() instanceof ProtocolViolationException v) {
+            return v;
+        }
+        return null;
+    }
+
+    /** Counts payload bytes as the transport reports them sent, then releases the connection. */
+    private final class PayloadListener implements ChannelProgressiveFutureListener {
+        private final ChannelHandlerContext ctx;
+        private final ChunkRequest request;
+        private final long length;
+        private long counted;
+
+        PayloadListener(ChannelHandlerContext ctx, ChunkRequest request, long length) {
+            this.ctx = ctx;
+            this.request = request;
+            this.length = length;
+        }
+
+        @Override
+        public void operationProgressed(ChannelProgressiveFuture future, long progress, long total) {
+            bytesServed.add(progress - counted);
+            counted = progress;
+        }
+
+        @Override
+        public void operationComplete(ChannelProgressiveFuture future) {
+            if (future.isSuccess()) {
+                bytesServed.add(length - counted);
+                counted = length;
+            }
+            responseWritten(ctx, request, future);
+        }
+    }
+}

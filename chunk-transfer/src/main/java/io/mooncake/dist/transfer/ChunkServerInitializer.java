@@ -1,0 +1,40 @@
+package io.mooncake.dist.transfer;
+
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Builds the pipeline of each accepted connection. */
+final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
+
+    private final SourceResolver resolver;
+    private final Executor blocking;
+    private final ChannelGroup channels;
+    private final LongAdder bytesServed;
+    private final Duration idleTimeout;
+
+    ChunkServerInitializer(SourceResolver resolver, Executor blocking, ChannelGroup channels,
+                           LongAdder bytesServed, Duration idleTimeout) {
+        this.resolver = resolver;
+        this.blocking = blocking;
+        this.channels = channels;
+        this.bytesServed = bytesServed;
+        this.idleTimeout = idleTimeout;
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        channels.add(ch);
+        ch.pipeline()
+                // observeOutput: a slow but progressing sendfile is not idle; a peer that stopped reading is.
+                .addLast("idle", new IdleStateHandler(true, 0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
+                .addLast("request-decoder", new RequestDecoder())
+                .addLast("response-encoder", new ResponseHeaderEncoder())
+                .addLast("handler", new ChunkRequestHandler(resolver, blocking, bytesServed));
+    }
+}

@@ -1,0 +1,62 @@
+package io.mooncake.dist.transfer;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A one-connection raw-socket server that plays a scripted, usually misbehaving, chunk server.
+ * Closing it closes the socket and interrupts the script, then waits for the script to end, so a
+ * script blocked on a read or a latch cannot outlive its test.
+ */
+final class FakePeer implements AutoCloseable {
+
+    interface Script {
+        void play(Socket socket, DataInputStream in, OutputStream out) throws Exception;
+    }
+
+    private final ServerSocket listener;
+    private final Thread thread;
+    private final AtomicReference<Socket> connection = new AtomicReference<>();
+    private final AtomicReference<Throwable> scriptFailure = new AtomicReference<>();
+
+    FakePeer(Script script) throws IOException {
+        listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        thread = Thread.ofPlatform().name("fake-peer-" + listener.getLocalPort()).daemon().start(() -> {
+            try (Socket socket = listener.accept()) {
+                connection.set(socket);
+                script.play(socket, new DataInputStream(socket.getInputStream()), socket.getOutputStream());
+            } catch (Throwable t) {
+                scriptFailure.set(t);
+            }
+        });
+    }
+
+    int port() {
+        return listener.getLocalPort();
+    }
+
+    /**
+     * Waits for a script that ends by itself and returns its own failure, if any; tests assert it is
+     * null so a broken fake cannot make a test pass.
+     */
+    Throwable awaitScriptEnd() throws InterruptedException {
+        thread.join();
+        return scriptFailure.get();
+    }
+
+    @Override
+    public void close() throws Exception {
+        listener.close();
+        Socket socket = connection.get();
+        if (socket != null) {
+            socket.close();
+        }
+        thread.interrupt();
+        thread.join();
+    }
+}

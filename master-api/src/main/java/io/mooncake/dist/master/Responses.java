@@ -1,0 +1,31 @@
+package io.mooncake.dist.master;
+
+import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerResponse;
+import io.mooncake.dist.scheduler.domain.Json;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Writing JSON responses: one place for the content type and the error shape. */
+final class Responses {
+  private Responses() {}
+
+  static void json(ServerResponse res, int status, Object body) {
+    res.status(Status.create(status));
+    res.header(HeaderValues.CONTENT_TYPE_JSON);
+    res.send(Json.write(body).getBytes(StandardCharsets.UTF_8));
+  }
+
+  static void error(ServerResponse res, int status, String field, String message) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("success", false);
+    body.put("error_code", status);
+    body.put("error_message", message);
+    if (field != null) {
+      body.put("field", field);
+    }
+    json(res, status, body);
+  }
+}

@@ -1,0 +1,105 @@
+package io.mooncake.dist.worker;
+
+import io.mooncake.dist.db.Database;
+import io.mooncake.dist.db.DatabaseUnavailableException;
+import io.mooncake.dist.scheduler.domain.NodeId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code bin/mooncake_client}: run one node's worker until stopped. */
+@Command(name = "mooncake_client", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Mooncake model distribution node worker: serves chunks on the node id's port and executes this node's tasks.")
+public final class ClientMain implements Callable<Integer> {
+  @Option(names = "--node-id", required = true, description = "This node's id, host:port; the chunk server listens on that port.")
+  String nodeIdText;
+
+  @Option(names = "--data-dir", required = true, description = "Directory for staged models (created if missing).")
+  Path dataDir;
+
+  @Option(names = "--db-url", defaultValue = "${env:MOONCAKE_DB_URL}",
+      description = "PostgreSQL JDBC URL (default: $MOONCAKE_DB_URL).")
+  String dbUrl;
+
+  @Option(names = "--bind-host", defaultValue = "0.0.0.0", description = "Address the chunk server binds (default: ${DEFAULT-VALUE}).")
+  String bindHost;
+
+  @Option(names = "--concurrency", defaultValue = "4", description = "Tasks executed at once, e.g. chunks in flight (default: ${DEFAULT-VALUE}).")
+  int concurrency;
+
+  @Option(names = "--heartbeat-ms", defaultValue = "2000", description = "Heartbeat and lease renewal interval (default: ${DEFAULT-VALUE}).")
+  long heartbeatMs;
+
+  @Option(names = "--lease-seconds", defaultValue = "30", description = "Task lease; a task whose lease lapses is rescued (default: ${DEFAULT-VALUE}).")
+  long leaseSeconds;
+
+  @Option(names = "--poll-ms", defaultValue = "1000", description = "Claim poll interval when no NOTIFY arrives (default: ${DEFAULT-VALUE}).")
+  long pollMs;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new ClientMain()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws InterruptedException {
+    NodeId nodeId;
+    try {
+      nodeId = NodeId.parse(nodeIdText);
+    } catch (IllegalArgumentException e) {
+      System.err.println("mooncake_client: --node-id: " + e.getMessage());
+      return 2;
+    }
+    if (dbUrl == null || dbUrl.isBlank()) {
+      System.err.println("mooncake_client: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
+      return 2;
+    }
+    if (concurrency < 1 || heartbeatMs < 100 || leaseSeconds * 1000 <= 2 * heartbeatMs || pollMs < 10) {
+      System.err.println("mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10 and "
+          + "--lease-seconds longer than two heartbeats");
+      return 2;
+    }
+    Path dir;
+    try {
+      dir = Files.createDirectories(dataDir).toRealPath();
+      if (!Files.isWritable(dir)) {
+        throw new IOException("not writable");
+      }
+    } catch (IOException e) {
+      System.err.println("mooncake_client: --data-dir " + dataDir + ": cannot use it: " + e.getMessage());
+      return 2;
+    }
+    Database db;
+    try {
+      db = Database.open(dbUrl, concurrency + 4, "mooncake_client " + nodeId);
+      db.migrate();
+    } catch (DatabaseUnavailableException e) {
+      System.err.println("mooncake_client: " + e.getMessage());
+      return 3;
+    }
+    NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
+        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs)), db);
+    try {
+      worker.start();
+    } catch (RuntimeException e) {
+      System.err.println("mooncake_client: cannot start chunk server on " + bindHost + ":" + nodeId.port() + ": " + e.getMessage());
+      db.close();
+      return 4;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      worker.close();
+      db.close();
+      stopped.countDown();
+    }));
+    while (worker.running() && !stopped.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
+      // wait: a worker displaced by another instance with the same node id stops on its own
+    }
+    return worker.running() ? 0 : 5;
+  }
+}

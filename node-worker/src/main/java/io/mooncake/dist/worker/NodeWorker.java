@@ -1,0 +1,221 @@
+package io.mooncake.dist.worker;
+
+import io.mooncake.dist.db.Database;
+import io.mooncake.dist.db.PgListener;
+import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.NodeRegistry;
+import io.mooncake.dist.scheduler.store.Replica;
+import io.mooncake.dist.scheduler.store.ReplicaCatalog;
+import io.mooncake.dist.scheduler.store.TaskQueue;
+import io.mooncake.dist.transfer.ChunkClient;
+import io.mooncake.dist.transfer.ChunkServer;
+import io.mooncake.dist.transfer.FileRange;
+import io.mooncake.dist.worker.store.ModelStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's worker: chunk server, registration, heartbeat (which also renews task leases) and
+ * the claim loop. Everything it knows lives in Postgres or in its data directory, so killing and
+ * restarting it loses nothing: its unfinished tasks go back to pending under the new instance.
+ */
+public final class NodeWorker implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(NodeWorker.class);
+
+  /** Settings; see {@code mooncake_client --help}. */
+  public record Settings(NodeId nodeId, Path dataDir, String bindHost, int concurrency, Duration heartbeat,
+      Duration lease, Duration poll) {}
+
+  private final Settings settings;
+  private final Database db;
+  private final String nodeId;
+  private final String leaseOwner;
+  private final TaskQueue queue;
+  private final NodeRegistry registry;
+  private final ReplicaCatalog replicas;
+  private final ModelStore store;
+  private final ChunkClient client = new ChunkClient();
+  private final ExecutorService executor;
+  private final Semaphore wake = new Semaphore(0);
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final String instanceId = UUID.randomUUID().toString();
+  private ChunkServer server;
+  private PgListener listener;
+  private Thread loop;
+  private Thread heartbeat;
+  private volatile boolean running = true;
+
+  public NodeWorker(Settings settings, Database db) {
+    this.settings = settings;
+    this.db = db;
+    this.nodeId = settings.nodeId().toString();
+    this.leaseOwner = nodeId + "/" + instanceId;
+    this.queue = new TaskQueue(db.dsl());
+    this.registry = new NodeRegistry(db.dsl());
+    this.replicas = new ReplicaCatalog(db.dsl());
+    this.store = new ModelStore(settings.dataDir());
+    this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
+  }
+
+  /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
+  public NodeWorker start() throws InterruptedException {
+    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate);
+    registry.register(nodeId, settings.nodeId().host(), settings.nodeId().port(), settings.dataDir().toString(), instanceId);
+    int released = queue.releaseLeasesOfOtherInstances(nodeId, leaseOwner);
+    if (released > 0) {
+      log.info("re-queued {} tasks held by this node's previous run", released);
+    }
+    reconcileReplicas();
+    listener = new PgListener(db, List.of("mooncake_node"), (ch, payload) -> {
+      if (payload == null || nodeId.equals(payload)) {
+        wake.release();
+      }
+    }).start();
+    heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
+    loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
+    log.info("mooncake_client {} serving chunks on {}:{}, data dir {}", nodeId, settings.bindHost(), server.port(),
+        settings.dataDir());
+    return this;
+  }
+
+  /** Objects are byte ranges of the model files; the final file, or the partial one while copying. */
+  private Optional<FileRange> locate(String objectId) {
+    return replicas.local(nodeId, objectId)
+        .flatMap(r -> store.existingFile(Path.of(r.filePath())).map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes())));
+  }
+
+  /** A replica whose bytes are gone from disk (wiped data dir) is withdrawn at start. */
+  private void reconcileReplicas() {
+    for (Replica r : replicas.ofNode(nodeId)) {
+      Optional<Path> file = store.existingFile(Path.of(r.filePath()));
+      boolean ok = file.isPresent() && sizeOf(file.get()) >= r.fileOffset() + r.sizeBytes();
+      if (!ok) {
+        log.warn("withdrawing replica {}: {} is missing or too short", r.objectId(), r.filePath());
+        replicas.remove(nodeId, r.objectId());
+      }
+    }
+  }
+
+  private static long sizeOf(Path p) {
+    try {
+      return Files.size(p);
+    } catch (java.io.IOException e) {
+      return -1;
+    }
+  }
+
+  private void heartbeatLoop() {
+    while (running) {
+      try {
+        if (!registry.heartbeat(nodeId, instanceId)) {
+          log.error("another mooncake_client registered as {}; this one stops", nodeId);
+          running = false;
+          wake.release();
+          return;
+        }
+        queue.renewLeases(leaseOwner, settings.lease());
+      } catch (RuntimeException e) {
+        log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
+      }
+      try {
+        Thread.sleep(settings.heartbeat().toMillis());
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  private void claimLoop() {
+    while (running) {
+      int free = settings.concurrency() - inFlight.get();
+      List<ClaimedTask> claimed = List.of();
+      if (free > 0) {
+        try {
+          claimed = queue.claim(nodeId, leaseOwner, free, settings.lease());
+        } catch (RuntimeException e) {
+          log.warn("claim failed (database unreachable?): {}", e.getMessage());
+        }
+      }
+      for (ClaimedTask t : claimed) {
+        inFlight.incrementAndGet();
+        executor.execute(() -> runTask(t));
+      }
+      if (claimed.isEmpty() || inFlight.get() >= settings.concurrency()) {
+        try {
+          if (wake.tryAcquire(settings.poll().toMillis(), TimeUnit.MILLISECONDS)) {
+            wake.drainPermits();
+          }
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void runTask(ClaimedTask task) {
+    String what = task.type() + (task.objectId().isEmpty() ? "" : " " + task.objectId()) + " of job " + task.jobId();
+    try {
+      Progress progress = new Progress(queue, task.taskId(), leaseOwner, 250);
+      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas);
+      try {
+        Outcome o = exec.execute(task, progress);
+        if (!queue.succeed(task.taskId(), leaseOwner, o.bytes(), o.resultJson(), o.publish())) {
+          log.warn("{} finished but its lease was lost; the outcome is discarded", what);
+        } else {
+          log.info("{} succeeded ({} bytes)", what, o.bytes());
+        }
+      } catch (TaskFailure f) {
+        String state = queue.fail(task.taskId(), leaseOwner, f.getMessage(), f.retryable());
+        log.warn("{} failed (attempt {}/{}, now {}): {}", what, task.attempt(), task.maxAttempts(), state, f.getMessage());
+      } catch (RuntimeException e) {
+        log.error("{} hit an unexpected error", what, e);
+        queue.fail(task.taskId(), leaseOwner, "unexpected error: " + e, false);
+      }
+    } catch (RuntimeException e) {
+      // Reporting itself failed (database gone): the lease will expire and the task be rescued.
+      log.warn("could not record the outcome of {}: {}", what, e.getMessage());
+    } finally {
+      inFlight.decrementAndGet();
+      wake.release();
+    }
+  }
+
+  public boolean running() {
+    return running;
+  }
+
+  public int chunkPort() {
+    return server.port();
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    if (loop != null) {
+      loop.interrupt();
+    }
+    if (heartbeat != null) {
+      heartbeat.interrupt();
+    }
+    executor.shutdownNow();
+    if (listener != null) {
+      listener.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+    client.close();
+  }
+}

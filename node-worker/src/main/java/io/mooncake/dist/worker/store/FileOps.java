@@ -1,0 +1,147 @@
+package io.mooncake.dist.worker.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Durable-file primitives (fsync, atomic rename, directory fsync, cleanup) and the translation of
+ * {@link IOException}s into {@link StoreException}s with plain-words messages.
+ */
+final class FileOps {
+  private static final Logger log = LoggerFactory.getLogger(FileOps.class);
+
+  /** Suffix of a file that is still being written; it sits next to its final name. */
+  static final String PARTIAL_SUFFIX = ".partial";
+
+  private FileOps() {}
+
+  static Path partialOf(Path finalPath) {
+    return finalPath.resolveSibling(finalPath.getFileName() + PARTIAL_SUFFIX);
+  }
+
+  /** Creates the directory a model file goes into; a failure here is a node problem. */
+  static void createParentDirectories(Path file) throws StoreException {
+    try {
+      Files.createDirectories(file.getParent());
+    } catch (IOException e) {
+      throw writeFailure(file.getParent(), e);
+    }
+  }
+
+  /**
+   * Flushes {@code file}'s data to stable storage, renames it atomically over {@code target} and
+   * flushes the directory entry. After this returns a crash leaves either the old state or the
+   * complete file under its final name, never a torn one.
+   */
+  static void commit(Path partial, Path target) throws StoreException {
+    try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (NoSuchFileException e) {
+      throw new StoreException("partial file vanished before it could be committed: " + partial, false, e);
+    } catch (IOException e) {
+      throw writeFailure(partial, e);
+    }
+    try {
+      Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      throw new StoreException("cannot rename " + partial + " to " + target + ": " + describe(e),
+          !isDiskFull(e), e);
+    }
+    fsyncDirectory(target.getParent());
+  }
+
+  /**
+   * Makes a rename durable. Best effort: some file systems refuse to open or sync a directory, and
+   * by now the file is complete under its final name, so a failure is logged rather than thrown
+   * (throwing would make the task re-transfer bytes that are already in place).
+   */
+  static void fsyncDirectory(Path dir) {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException e) {
+      log.warn("could not fsync directory {} after a rename: {}", dir, describe(e));
+    }
+  }
+
+  /**
+   * Gives a file exactly {@code size} bytes. Growing writes one zero byte at the new end, which
+   * only touches a byte past the old end (never data) and leaves the gap sparse; shrinking drops
+   * bytes past the manifest size, which belong to no object.
+   */
+  static void sizeTo(FileChannel ch, long size) throws IOException {
+    long current = ch.size();
+    if (current > size) {
+      ch.truncate(size);
+    } else if (current < size) {
+      ByteBuffer zero = ByteBuffer.allocate(1);
+      while (zero.hasRemaining()) {
+        ch.write(zero, size - 1);
+      }
+    }
+  }
+
+  /** Deletes a file if present; a failure is logged, because cleanup must not mask the real error. */
+  static void deleteQuietly(Path file) {
+    try {
+      if (Files.deleteIfExists(file)) {
+        log.debug("deleted {}", file);
+      }
+    } catch (IOException e) {
+      log.warn("could not delete {}: {}", file, describe(e));
+    }
+  }
+
+  /**
+   * A write-side failure: a full disk (or exhausted quota) is permanent, since retrying on the
+   * same node fills it again; anything else is treated as a transient I/O hiccup.
+   */
+  static StoreException writeFailure(Path file, IOException e) {
+    if (isDiskFull(e)) {
+      return new StoreException("disk full while writing " + file + " (" + describe(e) + ")", false, e);
+    }
+    if (e instanceof AccessDeniedException) {
+      return new StoreException("permission denied while writing " + file, false, e);
+    }
+    return new StoreException("I/O error while writing " + file + ": " + describe(e), true, e);
+  }
+
+  static boolean isDiskFull(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String m = t.getMessage();
+      if (m != null && (m.contains("No space left on device") || m.contains("Disk quota exceeded"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The cause in words: the OS reason when there is one, not a bare path or class name. */
+  static String describe(IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof AccessDeniedException) {
+      return "permission denied";
+    }
+    if (e instanceof FileSystemException fse && fse.getReason() != null) {
+      return fse.getReason();
+    }
+    // Some exceptions (the HTTP client's ConnectException) carry their words only in the cause.
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getMessage() != null && !t.getMessage().isBlank()) {
+        return t.getMessage();
+      }
+    }
+    return e instanceof java.net.ConnectException ? "connection refused" : e.getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,382 @@
+package io.mooncake.dist.worker.store;
+
+import io.mooncake.dist.scheduler.domain.Checksums;
+import io.mooncake.dist.scheduler.domain.FilePlan;
+import io.mooncake.dist.scheduler.domain.ModelPaths;
+import io.mooncake.dist.scheduler.domain.ModelRef;
+import io.mooncake.dist.scheduler.domain.ObjectPlan;
+import io.mooncake.dist.scheduler.domain.TaskPayload;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's local model store under {@code <data-dir>/models}. Each model file is stored once;
+ * an object is a byte range of it. Incomplete files live at {@code <final>.partial} and reach their
+ * final name only by an fsynced atomic rename, so the final name always holds a complete file.
+ *
+ * <p>Thread-safe. Concurrent {@link #openForObjectWrite} calls for one file share one partial file
+ * without truncating each other; a download is expected to be the only writer of its files.
+ */
+public final class ModelStore {
+  private static final Logger log = LoggerFactory.getLogger(ModelStore.class);
+
+  private final Path dataDir;
+  private final SourceOpener sources;
+
+  /** A store under {@code dataDir}, creating {@code dataDir/models} if missing. */
+  public ModelStore(Path dataDir) {
+    this(dataDir, new SourceOpener());
+  }
+
+  /** As {@link #ModelStore(Path)}, reading download sources through {@code sources}. */
+  public ModelStore(Path dataDir, SourceOpener sources) {
+    this.dataDir = dataDir.toAbsolutePath().normalize();
+    this.sources = sources;
+    Path models = this.dataDir.resolve("models");
+    try {
+      Files.createDirectories(models);
+    } catch (IOException e) {
+      // Without its models directory the worker cannot do anything; fail at startup, loudly.
+      throw new UncheckedIOException("cannot create the model store directory " + models, e);
+    }
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /** {@code <data-dir>/models/<provider>/<model_id>/<revision>/<format>}. */
+  public Path modelDir(ModelRef model) {
+    return ModelPaths.modelDir(dataDir, model);
+  }
+
+  /** Where the complete file lives. @throws IllegalArgumentException if the path escapes */
+  public Path finalPath(ModelRef model, FilePlan file) {
+    return ModelPaths.file(modelDir(model), file.path());
+  }
+
+  /** Where the file lives while incomplete: {@code <final>.partial}, same directory. */
+  public Path partialPath(ModelRef model, FilePlan file) {
+    return FileOps.partialOf(finalPath(model, file));
+  }
+
+  /**
+   * MODEL_DOWNLOAD: streams every file of the payload from its download URL into its partial file
+   * in one pass, hashing each object and the whole file as the bytes go by, then commits it under
+   * its final name. A file that fails is removed (files committed before it stay, they are
+   * complete); the exception says whether retrying can help.
+   *
+   * @param progress receives cumulative bytes written across all files of the payload
+   * @return object id to {@code "sha256:<hex>"} for every object, in manifest order
+   */
+  public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress)
+      throws StoreException {
+    LinkedHashMap<String, String> result = new LinkedHashMap<>();
+    long before = 0;
+    for (FilePlan file : payload.files()) {
+      Map<String, String> digests = downloadFile(payload.model(), file, before, progress);
+      for (ObjectPlan o : file.objects()) {
+        result.put(o.objectId(), digests.get(o.objectId()));
+      }
+      before += file.sizeBytes();
+    }
+    log.info("downloaded {} file(s), {} bytes, {} object(s) of {}", payload.files().size(), before,
+        result.size(), payload.model());
+    return result;
+  }
+
+  private Map<String, String> downloadFile(ModelRef model, FilePlan file, long before, LongConsumer progress)
+      throws StoreException {
+    List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
+    Path target = resolve(model, file);
+    Path partial = FileOps.partialOf(target);
+    String url = file.downloadUrl();
+    if (url == null || url.isBlank()) {
+      throw new StoreException("no download_url for " + file.path(), false);
+    }
+    FileOps.createParentDirectories(target);
+    boolean committed = false;
+    try {
+      Map<String, String> digests = null;
+      // The source is opened first so a refused source (404, missing file) never touches the disk.
+      try (InputStream in = sources.open(url, file.sizeBytes())) {
+        digests = writePartial(in, url, file, objects, partial, written -> progress.accept(before + written));
+      } catch (IOException e) {
+        // Only closing the source can land here; every byte is already written and checked.
+        log.debug("closing source {} failed: {}", url, e.toString());
+      }
+      FileOps.commit(partial, target);
+      committed = true;
+      log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), url);
+      return digests;
+    } catch (StoreException e) {
+      log.warn("download of {} from {} failed (retryable={}): {}", file.path(), url, e.retryable(), e.getMessage());
+      throw e;
+    } finally {
+      if (!committed) {
+        FileOps.deleteQuietly(partial);
+      }
+    }
+  }
+
+  private static Map<String, String> writePartial(InputStream in, String url, FilePlan file,
+      List<ObjectPlan> objects, Path partial, LongConsumer fileProgress) throws StoreException {
+    try (FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+      FileOps.sizeTo(out, file.sizeBytes());
+      RangeHasher hasher = new RangeHasher(objects);
+      ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress);
+      String actual = hasher.fileSha256Hex();
+      String expected = Checksums.sha256HexOrNull(file.sha256());
+      if (expected != null && !expected.equals(actual)) {
+        throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected
+            + ", source sha256 " + actual, false);
+      }
+      out.force(true);
+      return hasher.objectDigests();
+    } catch (IOException e) {
+      throw FileOps.writeFailure(partial, e);
+    }
+  }
+
+  /**
+   * MODEL_VERIFY (seed reuse): checks that every final file exists with its manifest size and that
+   * every object range, and the whole file when the manifest gives a sha256, hashes to the
+   * published digest. Each file is read once, sequentially.
+   *
+   * @return bytes verified
+   * @throws StoreException not retryable on any mismatch, naming the first bad object or file
+   */
+  public long verify(TaskPayload payload) throws StoreException {
+    long total = 0;
+    for (FilePlan file : payload.files()) {
+      List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
+      for (ObjectPlan o : file.objects()) {
+        if (Checksums.sha256HexOrNull(o.digest()) == null) {
+          throw new StoreException("object " + o.objectId() + " of " + file.path()
+              + " has no published sha256 digest to verify against (got " + o.digest() + ")", false);
+        }
+      }
+      Path target = resolve(payload.model(), file);
+      Map<String, String> actual;
+      String fileHex;
+      try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
+        checkSize(ch, target, file);
+        RangeHasher hasher = new RangeHasher(objects);
+        hasher.feed(ch, file.sizeBytes());
+        actual = hasher.objectDigests();
+        fileHex = hasher.fileSha256Hex();
+      } catch (NoSuchFileException e) {
+        throw new StoreException("model file missing: " + target, false, e);
+      } catch (IOException e) {
+        throw new StoreException("I/O error while reading " + target + ": " + FileOps.describe(e), true, e);
+      }
+      for (ObjectPlan o : file.objects()) {
+        String got = actual.get(o.objectId());
+        if (!Sha256.matches(o.digest(), got.substring(Sha256.PREFIX.length()))) {
+          throw new StoreException("object " + o.objectId() + " of " + file.path() + " (bytes " + o.offset()
+              + ".." + (o.offset() + o.length()) + ") does not match its published digest: expected "
+              + o.digest() + ", found " + got, false);
+        }
+      }
+      checkFileSha(file, fileHex, target);
+      total += file.sizeBytes();
+    }
+    log.info("verified {} bytes of {}", total, payload.model());
+    return total;
+  }
+
+  /**
+   * REPLICA_COPY: the file an object of {@code file} is written into, opened READ+WRITE for
+   * positional writes. The final file when it is already complete with the right size, else the
+   * partial file, created and sized (sparse) if absent. Creating and sizing happen under a per-file
+   * lock and never shrink or rewrite existing bytes, so concurrent copies of different objects of
+   * one file all land. The caller closes the channel.
+   */
+  public FileChannel openForObjectWrite(ModelRef model, FilePlan file) throws StoreException {
+    Path target = resolve(model, file);
+    Path partial = FileOps.partialOf(target);
+    ReentrantLock lock = PathLocks.forFile(target);
+    lock.lock();
+    try {
+      if (Files.isRegularFile(target) && sizeOrMinusOne(target) == file.sizeBytes()) {
+        return FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      }
+      FileOps.createParentDirectories(partial);
+      FileChannel ch = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.READ,
+          StandardOpenOption.WRITE);
+      try {
+        FileOps.sizeTo(ch, file.sizeBytes());
+      } catch (IOException e) {
+        ch.close();
+        throw e;
+      }
+      return ch;
+    } catch (IOException e) {
+      throw FileOps.writeFailure(partial, e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Hashes bytes {@code [offset, offset+length)} of an existing file.
+   *
+   * @return {@code "sha256:<hex>"}
+   * @throws StoreException not retryable when the file is missing or shorter than the range
+   */
+  public String digestRange(Path file, long offset, long length) throws StoreException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (offset < 0 || length < 0 || offset > size - length) {
+        throw new StoreException("byte range " + offset + ".." + (offset + length) + " lies outside " + file
+            + " (" + size + " bytes)", false);
+      }
+      return Sha256.prefixed(Sha256.hashRange(ch, offset, length));
+    } catch (NoSuchFileException e) {
+      throw new StoreException("file not found: " + file, false, e);
+    } catch (IOException e) {
+      throw new StoreException("I/O error while reading " + file + ": " + FileOps.describe(e), true, e);
+    }
+  }
+
+  /**
+   * MATERIALIZE (follower, after every object was copied and verified): commits each file. A file
+   * already final (and with no partial) is accepted after checking its size and, when given, its
+   * sha256. Otherwise the partial must have the manifest size and, when given, the manifest sha256;
+   * it is then fsynced and atomically renamed to its final name. A zero-byte file, which has no
+   * objects to copy, is created here.
+   *
+   * @return total bytes materialized
+   * @throws StoreException not retryable on a missing partial or a size/checksum mismatch
+   */
+  public long materialize(TaskPayload payload) throws StoreException {
+    long total = 0;
+    for (FilePlan file : payload.files()) {
+      Path target = resolve(payload.model(), file);
+      Path partial = FileOps.partialOf(target);
+      if (Files.isRegularFile(target) && !Files.exists(partial)) {
+        checkComplete(target, file, "model file");
+        total += file.sizeBytes();
+        continue;
+      }
+      if (file.sizeBytes() == 0 && !Files.exists(partial)) {
+        createEmpty(partial);
+      }
+      // Hashing a large file takes a while; it runs outside the per-file lock so copies of other
+      // files sharing the lock stripe are not held up. Only the rename is serialized.
+      checkComplete(partial, file, "partial file");
+      ReentrantLock lock = PathLocks.forFile(target);
+      lock.lock();
+      try {
+        FileOps.commit(partial, target);
+      } finally {
+        lock.unlock();
+      }
+      log.info("materialized {} ({} bytes)", target, file.sizeBytes());
+      total += file.sizeBytes();
+    }
+    return total;
+  }
+
+  /**
+   * Where the bytes of a published object of {@code finalPath} live now: the final file if it
+   * exists, else its partial file if that exists, else empty.
+   */
+  public Optional<Path> existingFile(Path finalPath) {
+    if (Files.isRegularFile(finalPath)) {
+      return Optional.of(finalPath);
+    }
+    Path partial = FileOps.partialOf(finalPath);
+    return Files.isRegularFile(partial) ? Optional.of(partial) : Optional.empty();
+  }
+
+  /** Removes the partial files of this payload's files (after a failed or canceled placement). */
+  public void discardPartials(TaskPayload payload) {
+    for (FilePlan file : payload.files()) {
+      Path target;
+      try {
+        target = resolve(payload.model(), file);
+      } catch (StoreException e) {
+        log.warn("not discarding a partial for {}: {}", file.path(), e.getMessage());
+        continue;
+      }
+      ReentrantLock lock = PathLocks.forFile(target);
+      lock.lock();
+      try {
+        FileOps.deleteQuietly(FileOps.partialOf(target));
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /** The final path, with a manifest path that escapes the model directory as a permanent failure. */
+  private Path resolve(ModelRef model, FilePlan file) throws StoreException {
+    try {
+      return finalPath(model, file);
+    } catch (IllegalArgumentException e) {
+      throw new StoreException(e.getMessage(), false, e);
+    }
+  }
+
+  /** Size (and sha256 when the manifest gives one) of a file that should be complete. */
+  private static void checkComplete(Path path, FilePlan file, String what) throws StoreException {
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      checkSize(ch, path, file);
+      if (Checksums.sha256HexOrNull(file.sha256()) != null) {
+        checkFileSha(file, Sha256.hex(Sha256.hashRange(ch, 0, file.sizeBytes())), path);
+      }
+    } catch (NoSuchFileException e) {
+      throw new StoreException(what + " missing for " + file.path() + ": " + path, false, e);
+    } catch (IOException e) {
+      throw new StoreException("I/O error while reading " + path + ": " + FileOps.describe(e), true, e);
+    }
+  }
+
+  private static void checkSize(FileChannel ch, Path path, FilePlan file) throws IOException, StoreException {
+    long size = ch.size();
+    if (size != file.sizeBytes()) {
+      throw new StoreException(path + " has " + size + " bytes, manifest size_bytes is " + file.sizeBytes(), false);
+    }
+  }
+
+  private static void checkFileSha(FilePlan file, String actualHex, Path path) throws StoreException {
+    String expected = Checksums.sha256HexOrNull(file.sha256());
+    if (expected != null && !expected.equals(actualHex)) {
+      throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected
+          + ", file sha256 " + actualHex + " (" + path + ")", false);
+    }
+  }
+
+  private static void createEmpty(Path partial) throws StoreException {
+    FileOps.createParentDirectories(partial);
+    try {
+      Files.newByteChannel(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE).close();
+    } catch (IOException e) {
+      throw FileOps.writeFailure(partial, e);
+    }
+  }
+
+  private static long sizeOrMinusOne(Path path) {
+    try {
+      return Files.size(path);
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package io.mooncake.dist.worker.store;
+
+import io.mooncake.dist.scheduler.domain.Checksums;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/** SHA-256 helpers: digest creation, the {@code "sha256:<hex>"} form, and hashing a file range. */
+final class Sha256 {
+  /** The prefix of an object digest as the manifest and the database store it. */
+  static final String PREFIX = "sha256:";
+
+  /** Read buffer for hashing files: large enough for throughput, small enough to never matter. */
+  static final int BUFFER_BYTES = 1 << 20;
+
+  private static final HexFormat HEX = HexFormat.of();
+
+  private Sha256() {}
+
+  static MessageDigest newDigest() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      // Every Java platform is required to provide SHA-256; its absence is a broken JRE.
+      throw new IllegalStateException("SHA-256 is not available in this JRE", e);
+    }
+  }
+
+  static String hex(byte[] digest) {
+    return HEX.formatHex(digest);
+  }
+
+  /** {@code "sha256:<lower hex>"} of a finished digest. */
+  static String prefixed(byte[] digest) {
+    return PREFIX + hex(digest);
+  }
+
+  /**
+   * Whether {@code expected} (bare hex or {@code sha256:<hex>}, any case) names {@code actualHex}.
+   * An expected value that is not an enforceable SHA-256 never matches, so callers must decide up
+   * front whether to enforce it.
+   */
+  static boolean matches(String expected, String actualHex) {
+    String want = Checksums.sha256HexOrNull(expected);
+    return want != null && want.equals(actualHex);
+  }
+
+  /**
+   * Hashes bytes {@code [offset, offset+length)} of {@code channel} with positional reads (the
+   * channel's position is untouched, so concurrent users of the same channel are unaffected).
+   *
+   * @throws IOException when reading fails or the file ends before the range does
+   */
+  static byte[] hashRange(FileChannel channel, long offset, long length) throws IOException {
+    MessageDigest md = newDigest();
+    ByteBuffer buf = ByteBuffer.allocate((int) Math.min(BUFFER_BYTES, Math.max(length, 1)));
+    long pos = offset;
+    long end = offset + length;
+    while (pos < end) {
+      buf.clear().limit((int) Math.min(buf.capacity(), end - pos));
+      int n = channel.read(buf, pos);
+      if (n < 0) {
+        throw new IOException("file ended at byte " + pos + " before the range end " + end);
+      }
+      md.update(buf.array(), 0, n);
+      pos += n;
+    }
+    return md.digest();
+  }
+}

@@ -1,0 +1,132 @@
+package io.mooncake.dist.worker.store;
+
+import static io.mooncake.dist.worker.store.TestModels.payload;
+import static io.mooncake.dist.worker.store.TestModels.plan;
+import static io.mooncake.dist.worker.store.TestModels.randomBytes;
+import static io.mooncake.dist.worker.store.TestModels.sha256Hex;
+import static io.mooncake.dist.worker.store.TestModels.withDigests;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mooncake.dist.scheduler.domain.FilePlan;
+import io.mooncake.dist.scheduler.domain.ObjectPlan;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ModelStoreVerifyTest {
+  @TempDir Path tmp;
+
+  private ModelStore store;
+  private byte[] shard;
+  private byte[] config;
+  private FilePlan shardPlan;
+  private FilePlan configPlan;
+
+  /** A seed that downloaded two files earlier; the verify plans carry the digests it published. */
+  @BeforeEach
+  void seedAModel() throws Exception {
+    store = new ModelStore(tmp.resolve("data"));
+    shard = randomBytes(1, 1_500_000);
+    config = randomBytes(2, 321);
+    Path s1 = Files.write(tmp.resolve("shard"), shard);
+    Path s2 = Files.write(tmp.resolve("config"), config);
+    FilePlan d1 = plan(0, "model.safetensors", shard, 400_000, sha256Hex(shard), s1.toString());
+    FilePlan d2 = plan(1, "config.json", config, 400_000, null, s2.toString());
+    store.download(payload(d1, d2), b -> {});
+    shardPlan = withDigests(d1, shard);
+    configPlan = withDigests(d2, config);
+  }
+
+  @Test
+  void intactFilesVerifyAndTheByteCountIsReturned() throws Exception {
+    assertEquals(shard.length + config.length, store.verify(payload(shardPlan, configPlan)));
+  }
+
+  @Test
+  void aFlippedByteIsDetectedAndTheBadObjectIsNamed() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, shardPlan);
+    long where = 800_000 + 12_345; // inside the third object
+    try (FileChannel ch = FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.allocate(1);
+      ch.read(b, where);
+      b.put(0, (byte) (b.get(0) ^ 0x01)).rewind();
+      ch.write(b, where);
+    }
+
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
+
+    assertFalse(e.retryable());
+    assertTrue(e.getMessage().startsWith("object obj-0-2 of model.safetensors"), e.getMessage());
+  }
+
+  @Test
+  void aMissingFinalFileFailsNamingIt() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, configPlan);
+    Files.delete(fin);
+
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
+
+    assertFalse(e.retryable());
+    assertEquals("model file missing: " + fin, e.getMessage());
+  }
+
+  @Test
+  void aTruncatedFinalFileFailsOnItsSize() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, shardPlan);
+    try (FileChannel ch = FileChannel.open(fin, StandardOpenOption.WRITE)) {
+      ch.truncate(1_000);
+    }
+
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan)));
+
+    assertFalse(e.retryable());
+    assertEquals(fin + " has 1000 bytes, manifest size_bytes is 1500000", e.getMessage());
+  }
+
+  @Test
+  void aWrongWholeFileSha256IsRefusedEvenWhenEveryObjectMatches() {
+    String wrong = sha256Hex(config);
+    FilePlan lying = new FilePlan(0, shardPlan.path(), shardPlan.sizeBytes(), wrong, null, shardPlan.objects());
+
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(lying)));
+
+    assertTrue(e.getMessage().startsWith("checksum mismatch for model.safetensors: manifest sha256 " + wrong),
+        e.getMessage());
+  }
+
+  @Test
+  void anObjectWithoutAPublishedDigestCannotBeVerified() {
+    List<ObjectPlan> objs = shardPlan.objects().stream()
+        .map(o -> o.chunkIndex() == 1 ? new ObjectPlan(o.objectId(), 1, o.offset(), o.length(), null) : o)
+        .toList();
+    FilePlan noDigest = new FilePlan(0, shardPlan.path(), shardPlan.sizeBytes(), null, null, objs);
+
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(noDigest)));
+
+    assertFalse(e.retryable());
+    assertTrue(e.getMessage().contains("obj-0-1"), e.getMessage());
+  }
+
+  @Test
+  void digestRangeHashesExactlyTheRequestedBytes() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, shardPlan);
+
+    assertEquals("sha256:" + sha256Hex(shard, 123_456, 1_111_111), store.digestRange(fin, 123_456, 1_111_111));
+    assertEquals("sha256:" + sha256Hex(new byte[0]), store.digestRange(fin, 10, 0));
+    StoreException beyond = assertThrows(StoreException.class,
+        () -> store.digestRange(fin, shard.length - 10, 11));
+    assertFalse(beyond.retryable());
+    StoreException missing = assertThrows(StoreException.class,
+        () -> store.digestRange(tmp.resolve("nope"), 0, 1));
+    assertEquals("file not found: " + tmp.resolve("nope"), missing.getMessage());
+  }
+}

@@ -1,0 +1,63 @@
+package io.mooncake.dist.scheduler.store;
+
+import static io.mooncake.dist.db.jooq.Tables.NODES;
+
+import io.mooncake.dist.scheduler.domain.NodeInfo;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Optional;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+
+/** Registered nodes and their heartbeats. A node is live while its heartbeat is recent. */
+public final class NodeRegistry {
+  /** A node that missed this long of heartbeats is shown as not live and is not used as a source. */
+  public static final Duration LIVENESS = Duration.ofSeconds(10);
+
+  private final DSLContext dsl;
+
+  public NodeRegistry(DSLContext dsl) {
+    this.dsl = dsl;
+  }
+
+  /** Registers (or re-registers after a restart) a node under a fresh instance id. */
+  public void register(String nodeId, String host, int port, String dataDir, String instanceId) {
+    dsl.insertInto(NODES)
+        .set(NODES.NODE_ID, nodeId)
+        .set(NODES.HOST, host)
+        .set(NODES.PORT, port)
+        .set(NODES.DATA_DIR, dataDir)
+        .set(NODES.INSTANCE_ID, instanceId)
+        .onConflict(NODES.NODE_ID)
+        .doUpdate()
+        .set(NODES.HOST, host)
+        .set(NODES.PORT, port)
+        .set(NODES.DATA_DIR, dataDir)
+        .set(NODES.INSTANCE_ID, instanceId)
+        .set(NODES.STARTED_AT, DSL.currentOffsetDateTime())
+        .set(NODES.HEARTBEAT_AT, DSL.currentOffsetDateTime())
+        .execute();
+  }
+
+  /** Records a heartbeat; false when another instance has since registered under this node id. */
+  public boolean heartbeat(String nodeId, String instanceId) {
+    return dsl.update(NODES)
+        .set(NODES.HEARTBEAT_AT, DSL.currentOffsetDateTime())
+        .where(NODES.NODE_ID.eq(nodeId))
+        .and(NODES.INSTANCE_ID.eq(instanceId))
+        .execute() == 1;
+  }
+
+  public List<NodeInfo> list() {
+    OffsetDateTime now = dsl.select(DSL.currentOffsetDateTime()).fetchOne().value1();
+    return dsl.selectFrom(NODES)
+        .orderBy(NODES.NODE_ID)
+        .fetch(r -> new NodeInfo(r.getNodeId(), r.getHost(), r.getPort(), r.getDataDir(), r.getInstanceId(),
+            r.getStartedAt().toString(), r.getHeartbeatAt().toString(), r.getHeartbeatAt().isAfter(now.minus(LIVENESS))));
+  }
+
+  public Optional<NodeInfo> find(String nodeId) {
+    return list().stream().filter(n -> n.nodeId().equals(nodeId)).findFirst();
+  }
+}

@@ -1,0 +1,118 @@
+package io.mooncake.dist.scheduler.store;
+
+import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
+import static io.mooncake.dist.db.jooq.Tables.NODES;
+import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
+import static io.mooncake.dist.db.jooq.Tables.TASKS;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
+
+/** Which node holds which object: published on task success, consulted for reuse and sources. */
+public final class ReplicaCatalog {
+  private final DSLContext dsl;
+
+  public ReplicaCatalog(DSLContext dsl) {
+    this.dsl = dsl;
+  }
+
+  /** Inserts or refreshes replicas inside the caller's transaction. */
+  static void publish(DSLContext tx, List<Replica> replicas) {
+    for (Replica r : replicas) {
+      tx.insertInto(OBJECT_REPLICAS)
+          .set(OBJECT_REPLICAS.OBJECT_ID, r.objectId())
+          .set(OBJECT_REPLICAS.NODE_ID, r.nodeId())
+          .set(OBJECT_REPLICAS.SIZE_BYTES, r.sizeBytes())
+          .set(OBJECT_REPLICAS.DIGEST, r.digest())
+          .set(OBJECT_REPLICAS.FILE_PATH, r.filePath())
+          .set(OBJECT_REPLICAS.FILE_OFFSET, r.fileOffset())
+          .onConflict(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID)
+          .doUpdate()
+          .set(OBJECT_REPLICAS.SIZE_BYTES, r.sizeBytes())
+          .set(OBJECT_REPLICAS.DIGEST, r.digest())
+          .set(OBJECT_REPLICAS.FILE_PATH, r.filePath())
+          .set(OBJECT_REPLICAS.FILE_OFFSET, r.fileOffset())
+          .set(OBJECT_REPLICAS.CREATED_AT, DSL.currentOffsetDateTime())
+          .execute();
+    }
+  }
+
+  /** True when {@code nodeId} lists a replica of every object of the job, each of the right size. */
+  public static boolean holdsAllObjects(DSLContext dsl, String jobId, String nodeId) {
+    int missing = dsl.fetchCount(
+        DSL.selectOne()
+            .from(JOB_OBJECTS)
+            .leftJoin(OBJECT_REPLICAS)
+            .on(OBJECT_REPLICAS.OBJECT_ID.eq(JOB_OBJECTS.OBJECT_ID)
+                .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+                .and(OBJECT_REPLICAS.SIZE_BYTES.eq(JOB_OBJECTS.LENGTH_BYTES)))
+            .where(JOB_OBJECTS.JOB_ID.eq(jobId))
+            .and(OBJECT_REPLICAS.OBJECT_ID.isNull()));
+    return missing == 0;
+  }
+
+  /** Object id to digest for the job's objects as published by {@code nodeId}. */
+  public static Map<String, String> digests(DSLContext dsl, String jobId, String nodeId) {
+    Map<String, String> out = new HashMap<>();
+    dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.DIGEST)
+        .from(OBJECT_REPLICAS)
+        .join(JOB_OBJECTS).on(JOB_OBJECTS.OBJECT_ID.eq(OBJECT_REPLICAS.OBJECT_ID))
+        .where(JOB_OBJECTS.JOB_ID.eq(jobId))
+        .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .fetch()
+        .forEach(r -> out.put(r.value1(), r.value2()));
+    return out;
+  }
+
+  /**
+   * Live holders of an object other than {@code excludeNode}, least busy first: fewest copies
+   * currently reading from them, so no single uplink carries more than its share.
+   */
+  public List<Replica> liveHolders(String objectId, String excludeNode, Duration liveness) {
+    var inFlight = DSL.selectCount()
+        .from(TASKS)
+        .where(TASKS.STATE.eq("processing"))
+        .and(TASKS.SOURCE_NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
+        .asField("in_flight");
+    return dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID, OBJECT_REPLICAS.SIZE_BYTES,
+            OBJECT_REPLICAS.DIGEST, OBJECT_REPLICAS.FILE_PATH, OBJECT_REPLICAS.FILE_OFFSET, inFlight)
+        .from(OBJECT_REPLICAS)
+        .join(NODES).on(NODES.NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
+        .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
+        .and(OBJECT_REPLICAS.NODE_ID.ne(excludeNode))
+        .and(NODES.HEARTBEAT_AT.gt(DSL.field("now() - make_interval(secs => {0})", NODES.HEARTBEAT_AT.getDataType(),
+            DSL.val(liveness.toMillis() / 1000.0))))
+        .orderBy(DSL.field("in_flight"), DSL.rand())
+        .fetch(r -> new Replica(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6()));
+  }
+
+  /** Where this node's own replica of an object is, if it publishes one. */
+  public Optional<Replica> local(String nodeId, String objectId) {
+    return dsl.selectFrom(OBJECT_REPLICAS)
+        .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
+        .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .fetchOptional(r -> new Replica(r.getObjectId(), r.getNodeId(), r.getSizeBytes(), r.getDigest(),
+            r.getFilePath(), r.getFileOffset()));
+  }
+
+  /** Every replica a node publishes (for its start-up reconciliation). */
+  public List<Replica> ofNode(String nodeId) {
+    return dsl.selectFrom(OBJECT_REPLICAS)
+        .where(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .fetch(r -> new Replica(r.getObjectId(), r.getNodeId(), r.getSizeBytes(), r.getDigest(), r.getFilePath(),
+            r.getFileOffset()));
+  }
+
+  /** Withdraws a replica that is missing or corrupt on disk. */
+  public void remove(String nodeId, String objectId) {
+    dsl.deleteFrom(OBJECT_REPLICAS)
+        .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
+        .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .execute();
+  }
+}

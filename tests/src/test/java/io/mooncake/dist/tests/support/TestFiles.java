@@ -1,0 +1,67 @@
+package io.mooncake.dist.tests.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Random;
+
+/** Model files with reproducible random content, and their digests. */
+public final class TestFiles {
+  private TestFiles() {}
+
+  public static Path random(Path file, long size, long seed) {
+    try {
+      Files.createDirectories(file.getParent());
+      Random r = new Random(seed);
+      byte[] buf = new byte[64 * 1024];
+      try (var out = Files.newOutputStream(file)) {
+        for (long left = size; left > 0; ) {
+          int n = (int) Math.min(buf.length, left);
+          r.nextBytes(buf);
+          out.write(buf, 0, n);
+          left -= n;
+        }
+      }
+      return file;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public static String sha256(Path file) {
+    try {
+      MessageDigest md = MessageDigest.getInstance("SHA-256");
+      try (var in = Files.newInputStream(file)) {
+        byte[] buf = new byte[1 << 16];
+        for (int n; (n = in.read(buf)) > 0; ) {
+          md.update(buf, 0, n);
+        }
+      }
+      return HexFormat.of().formatHex(md.digest());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static boolean sameBytes(Path a, Path b) {
+    try {
+      return Files.mismatch(a, b) == -1;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public static int freePort() {
+    try (var s = new java.net.ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
