@@ -40,10 +40,13 @@ public final class ChunkServer implements AutoCloseable {
     /** Close connections on which nothing was read or sent for this long. */
     static final Duration CONNECTION_IDLE_TIMEOUT = Duration.ofMinutes(5);
 
-    /** Response headers are tiny; the marks bound what a stalled peer can make us buffer. */
+    /**
+     * Bounds the header bytes a stalled peer can make us buffer. File regions do not count towards
+     * these marks (they hold no memory); what keeps payloads from piling up is that a connection
+     * serves one request at a time and stops reading while it does.
+     */
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 128 * 1024);
 
-    private final Channel serverChannel;
     private final ChannelGroup channels;
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup ioGroup;
@@ -54,7 +57,6 @@ public final class ChunkServer implements AutoCloseable {
 
     private ChunkServer(Channel serverChannel, ChannelGroup channels, EventLoopGroup acceptGroup,
                         EventLoopGroup ioGroup, ExecutorService lookups, LongAdder bytesServed) {
-        this.serverChannel = serverChannel;
         this.channels = channels;
         this.acceptGroup = acceptGroup;
         this.ioGroup = ioGroup;

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mooncake.dist.transfer.ChunkTransferException.Kind;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -317,6 +318,14 @@ class ChunkTransferTest {
             assertThrows(IllegalArgumentException.class,
                     () -> client.fetch("127.0.0.1", port, "x".repeat(Protocol.MAX_OBJECT_ID_BYTES + 1), 0, 1, out, 0, null));
         }
+    }
+
+    @Test
+    void startingASecondServerOnAPortInUseFailsWithTheAddressInItsMessage() {
+        UncheckedIOException e = assertThrows(UncheckedIOException.class,
+                () -> ChunkServer.start("127.0.0.1", server.port(), id -> Optional.empty()));
+
+        assertTrue(e.getMessage().contains("127.0.0.1:" + server.port()), e.getMessage());
     }
 
     private static FileRange range(Path file) throws IOException {

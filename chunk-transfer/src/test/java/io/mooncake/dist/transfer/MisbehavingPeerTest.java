@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongConsumer;
 import org.junit.jupiter.api.AfterEach;
@@ -206,6 +207,27 @@ class MisbehavingPeerTest {
             ChunkTransferException e = assertFails(peer, 0, 10, null);
 
             assertEquals(Kind.CONNECTION, e.kind(), e.toString());
+        }
+    }
+
+    @Test
+    void cancellingAFetchClosesItsConnection() throws Exception {
+        CountDownLatch headerSent = new CountDownLatch(1);
+        CompletableFuture<Integer> peerSaw = new CompletableFuture<>();
+        try (FakePeer peer = new FakePeer((socket, in, out) -> {
+            RawWire.Request request = RawWire.readRequest(in);
+            out.write(RawWire.okHeader(request.requestId(), request.length()));
+            out.flush();
+            headerSent.countDown();
+            peerSaw.complete(in.read());
+        })) {
+            CompletableFuture<FetchResult> fetch = client.fetch("127.0.0.1", peer.port(), OBJECT, 0, 1_000, target, 0, null);
+            headerSent.await();
+
+            assertTrue(fetch.cancel(true));
+
+            assertEquals(-1, peerSaw.get(), "the peer sees end of stream");
+            assertNull(peer.awaitScriptEnd());
         }
     }
 
