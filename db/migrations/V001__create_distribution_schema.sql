@@ -170,4 +170,14 @@ END $$;
 CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks
     REFERENCING NEW TABLE AS new_rows OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION mooncake_notify_tasks_updated();
+
+-- A newly published object may unblock copies (pipelining): wake the schedulers.
+CREATE FUNCTION mooncake_notify_replicas() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('mooncake_job', '');
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER object_replicas_notify AFTER INSERT OR UPDATE ON object_replicas
+    FOR EACH STATEMENT EXECUTE FUNCTION mooncake_notify_replicas();
 /* [jooq ignore stop] */

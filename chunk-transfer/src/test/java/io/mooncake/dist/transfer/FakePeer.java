@@ -2,10 +2,12 @@ package io.mooncake.dist.transfer;
 
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -34,6 +36,24 @@ final class FakePeer implements AutoCloseable {
                 scriptFailure.set(t);
             }
         });
+    }
+
+    /**
+     * Blocks until the client closes the connection. A close with unread bytes in the client's
+     * receive buffer arrives as a reset rather than an end of stream; both mean "closed".
+     *
+     * @throws AssertionError if the client sends anything instead
+     */
+    static void awaitClientClose(InputStream in) throws IOException {
+        int next;
+        try {
+            next = in.read();
+        } catch (SocketException reset) {
+            return;
+        }
+        if (next != -1) {
+            throw new AssertionError("client sent an unexpected byte " + next);
+        }
     }
 
     int port() {

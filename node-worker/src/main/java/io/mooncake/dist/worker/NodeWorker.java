@@ -168,7 +168,7 @@ public final class NodeWorker implements AutoCloseable {
     String what = task.type() + (task.objectId().isEmpty() ? "" : " " + task.objectId()) + " of job " + task.jobId();
     try {
       Progress progress = new Progress(queue, task.taskId(), leaseOwner, 250);
-      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas);
+      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner);
       try {
         Outcome o = exec.execute(task, progress);
         if (!queue.succeed(task.taskId(), leaseOwner, o.bytes(), o.resultJson(), o.publish())) {

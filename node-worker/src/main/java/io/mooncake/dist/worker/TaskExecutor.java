@@ -9,6 +9,7 @@ import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
+import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.ChunkTransferException;
 import io.mooncake.dist.transfer.FetchResult;
@@ -32,18 +33,23 @@ final class TaskExecutor {
   private final ModelStore store;
   private final ChunkClient client;
   private final ReplicaCatalog replicas;
+  private final TaskQueue leases;
+  private final String leaseOwner;
 
-  TaskExecutor(String nodeId, ModelStore store, ChunkClient client, ReplicaCatalog replicas) {
+  TaskExecutor(String nodeId, ModelStore store, ChunkClient client, ReplicaCatalog replicas, TaskQueue leases,
+      String leaseOwner) {
     this.nodeId = nodeId;
     this.store = store;
     this.client = client;
     this.replicas = replicas;
+    this.leases = leases;
+    this.leaseOwner = leaseOwner;
   }
 
   Outcome execute(ClaimedTask task, Progress progress) throws TaskFailure {
     try {
       return switch (task.type()) {
-        case MODEL_DOWNLOAD -> download(task.payload(), progress);
+        case MODEL_DOWNLOAD -> download(task, progress);
         case MODEL_VERIFY -> verify(task.payload());
         case REPLICA_COPY -> copy(task.payload(), progress);
         case MATERIALIZE -> materialize(task.payload());
@@ -53,9 +59,32 @@ final class TaskExecutor {
     }
   }
 
-  /** Reads the source into the model files and publishes every object with its digest. */
-  private Outcome download(TaskPayload payload, Progress progress) throws StoreException {
-    Map<String, String> digests = store.download(payload, progress);
+  /**
+   * Reads the source into the model files, publishing each object as soon as it is durable (so
+   * followers can start on it), and all of them again with the task's success. A failure
+   * withdraws what this attempt published: a failed seed must not be a source.
+   */
+  private Outcome download(ClaimedTask task, Progress progress) throws StoreException {
+    TaskPayload payload = task.payload();
+    List<String> objectIds = payload.files().stream()
+        .flatMap(f -> f.objects().stream())
+        .map(ObjectPlan::objectId)
+        .toList();
+    // Replicas left by an earlier attempt point at a partial file this attempt rewrites.
+    replicas.removeAll(nodeId, objectIds);
+    Map<String, String> digests;
+    try {
+      digests = store.download(payload, progress, (file, object, digest) -> {
+        Replica r = new Replica(object.objectId(), nodeId, object.length(), digest,
+            store.finalPath(payload.model(), file).toString(), object.offset());
+        if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+          throw new StoreException("lease on the download was lost; stopping", false);
+        }
+      });
+    } catch (StoreException | RuntimeException e) {
+      replicas.removeAll(nodeId, objectIds);
+      throw e;
+    }
     List<Replica> publish = new ArrayList<>();
     for (FilePlan file : payload.files()) {
       String path = store.finalPath(payload.model(), file).toString();
@@ -93,7 +122,7 @@ final class TaskExecutor {
     if (alreadyHeld(object, finalPath)) {
       return new Outcome(object.length(), null, List.of(mine));
     }
-    List<Replica> holders = replicas.liveHolders(object.objectId(), nodeId, NodeRegistry.LIVENESS);
+    List<Replica> holders = replicas.liveHolders(object.objectId(), object.digest(), nodeId, NodeRegistry.LIVENESS);
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }

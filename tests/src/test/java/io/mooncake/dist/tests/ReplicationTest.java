@@ -41,6 +41,8 @@ class ReplicationTest {
   static String f1;
   static String f2;
   static HttpServer http;
+  /** Holds the second half of /gated/ downloads until a test releases it. */
+  static final java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
 
   @BeforeAll
   static void start() throws Exception {
@@ -50,6 +52,19 @@ class ReplicationTest {
     f1 = cluster.addNode(tmp.resolve("f1"));
     f2 = cluster.addNode(tmp.resolve("f2"));
     http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    http.createContext("/gated/", ex -> {
+      Path file = tmp.resolve("http").resolve(ex.getRequestURI().getPath().substring("/gated/".length()));
+      byte[] bytes = Files.readAllBytes(file);
+      ex.sendResponseHeaders(200, bytes.length);
+      try (var out = ex.getResponseBody()) {
+        out.write(bytes, 0, bytes.length / 2);
+        out.flush();
+        gate.await(60, java.util.concurrent.TimeUnit.SECONDS);
+        out.write(bytes, bytes.length / 2, bytes.length - bytes.length / 2);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
     http.createContext("/", ex -> {
       Path file = tmp.resolve("http").resolve(ex.getRequestURI().getPath().substring(1));
       if (!Files.isRegularFile(file)) {
@@ -137,6 +152,27 @@ class ReplicationTest {
     for (String node : List.of(seed, f1)) {
       assertTrue(TestFiles.sameBytes(shard1, staged(node, "model-b", "shard-1.safetensors")));
       assertTrue(TestFiles.sameBytes(shard2, staged(node, "model-b", "sub/shard-2.safetensors")));
+    }
+  }
+
+  @Test
+  void followersCopyPublishedObjectsWhileTheSeedIsStillDownloading() {
+    Path src = TestFiles.random(tmp.resolve("http/pipelined.bin"), 4 * MIB, 8);
+    submit(Requests.job("rep-pipeline", "model-p", "r1", List.of(new FileSpec("pipelined.bin", 4 * MIB, MIB / 2,
+        "dummy", "http://127.0.0.1:" + http.getAddress().getPort() + "/gated/pipelined.bin")), seed, List.of(seed, f1, f2)));
+    // The source has delivered half the file and is held: the seed is still acquiring, yet both
+    // followers must already be copying the objects it published.
+    JsonNode during = api.awaitJob("rep-pipeline", j -> find(j, f1).get("staged_bytes").asLong() >= MIB
+        && find(j, f2).get("staged_bytes").asLong() >= MIB, java.time.Duration.ofSeconds(60));
+    assertEquals("seeding", during.get("status").asText(), during.toString());
+    assertEquals("acquiring", find(during, seed).get("state").asText());
+    assertEquals("acquiring", find(during, f1).get("state").asText());
+    assertTrue(find(during, f1).get("staged_bytes").asLong() <= 2 * MIB, during.toString());
+    gate.countDown();
+    JsonNode job = api.awaitTerminal("rep-pipeline");
+    assertCompleted(job, 4 * MIB);
+    for (String node : List.of(seed, f1, f2)) {
+      assertTrue(TestFiles.sameBytes(src, staged(node, "model-p", "pipelined.bin")));
     }
   }
 

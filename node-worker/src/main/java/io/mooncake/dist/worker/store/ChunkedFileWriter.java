@@ -32,6 +32,15 @@ final class ChunkedFileWriter {
    */
   static void copy(InputStream in, String source, FileChannel out, Path target, long sizeBytes,
       RangeHasher hasher, LongConsumer progress) throws StoreException {
+    copy(in, source, out, target, sizeBytes, hasher, progress, () -> { });
+  }
+
+  /**
+   * As above, calling {@code afterWrite} after every write, once the written bytes are in the
+   * file (it publishes the objects that are now complete).
+   */
+  static void copy(InputStream in, String source, FileChannel out, Path target, long sizeBytes,
+      RangeHasher hasher, LongConsumer progress, AfterWrite afterWrite) throws StoreException {
     byte[] buf = new byte[(int) Math.min(BUFFER_BYTES, Math.max(sizeBytes, 1))];
     ByteBuffer wrapped = ByteBuffer.wrap(buf);
     long written = 0;
@@ -51,6 +60,7 @@ final class ChunkedFileWriter {
       }
       written += n;
       progress.accept(written);
+      afterWrite.run();
     }
     // The file is full; anything more the source offers means the manifest is wrong about it.
     long extra = 0;
@@ -64,6 +74,12 @@ final class ChunkedFileWriter {
     if (extra > 0) {
       throw sizeMismatch(source, Long.toString(sizeBytes + extra), sizeBytes);
     }
+  }
+
+  /** Called after each write; may publish completed objects. */
+  @FunctionalInterface
+  interface AfterWrite {
+    void run() throws StoreException;
   }
 
   private static int read(InputStream in, String source, byte[] buf, int len, long soFar, long sizeBytes)

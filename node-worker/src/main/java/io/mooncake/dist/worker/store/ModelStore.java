@@ -85,10 +85,21 @@ public final class ModelStore {
    */
   public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress)
       throws StoreException {
+    return download(payload, progress, (file, object, digest) -> { });
+  }
+
+  /**
+   * As {@link #download(TaskPayload, LongConsumer)}, handing each object to {@code sink} as soon
+   * as its bytes are written, fsynced and hashed, while later objects are still being read: peers
+   * can start copying it from the partial file (pipelining). A failure after some objects were
+   * handed out still fails the whole download; the caller withdraws what it published.
+   */
+  public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress, ObjectSink sink)
+      throws StoreException {
     LinkedHashMap<String, String> result = new LinkedHashMap<>();
     long before = 0;
     for (FilePlan file : payload.files()) {
-      Map<String, String> digests = downloadFile(payload.model(), file, before, progress);
+      Map<String, String> digests = downloadFile(payload.model(), file, before, progress, sink);
       for (ObjectPlan o : file.objects()) {
         result.put(o.objectId(), digests.get(o.objectId()));
       }
@@ -99,8 +110,8 @@ public final class ModelStore {
     return result;
   }
 
-  private Map<String, String> downloadFile(ModelRef model, FilePlan file, long before, LongConsumer progress)
-      throws StoreException {
+  private Map<String, String> downloadFile(ModelRef model, FilePlan file, long before, LongConsumer progress,
+      ObjectSink sink) throws StoreException {
     List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
     Path target = resolve(model, file);
     Path partial = FileOps.partialOf(target);
@@ -114,7 +125,7 @@ public final class ModelStore {
       Map<String, String> digests = null;
       // The source is opened first so a refused source (404, missing file) never touches the disk.
       try (InputStream in = sources.open(url, file.sizeBytes())) {
-        digests = writePartial(in, url, file, objects, partial, written -> progress.accept(before + written));
+        digests = writePartial(in, url, file, objects, partial, written -> progress.accept(before + written), sink);
       } catch (IOException e) {
         // Only closing the source can land here; every byte is already written and checked.
         log.debug("closing source {} failed: {}", url, e.toString());
@@ -134,14 +145,15 @@ public final class ModelStore {
   }
 
   private static Map<String, String> writePartial(InputStream in, String url, FilePlan file,
-      List<ObjectPlan> objects, Path partial, LongConsumer fileProgress) throws StoreException {
+      List<ObjectPlan> objects, Path partial, LongConsumer fileProgress, ObjectSink sink) throws StoreException {
     try (FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE,
         StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
       FileOps.sizeTo(out, file.sizeBytes());
-      RangeHasher hasher = new RangeHasher(objects);
-      ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress);
-      String actual = hasher.fileSha256Hex();
       String expected = Checksums.sha256HexOrNull(file.sha256());
+      RangeHasher hasher = new RangeHasher(objects, expected != null);
+      ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress,
+          ObjectSink.publishing(file, objects, hasher, out, partial, sink));
+      String actual = expected == null ? null : hasher.fileSha256Hex();
       if (expected != null && !expected.equals(actual)) {
         throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected
             + ", source sha256 " + actual, false);
@@ -176,10 +188,11 @@ public final class ModelStore {
       String fileHex;
       try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
         checkSize(ch, target, file);
-        RangeHasher hasher = new RangeHasher(objects);
+        boolean wholeFile = file.sha256() != null;
+        RangeHasher hasher = new RangeHasher(objects, wholeFile);
         hasher.feed(ch, file.sizeBytes());
         actual = hasher.objectDigests();
-        fileHex = hasher.fileSha256Hex();
+        fileHex = wholeFile ? hasher.fileSha256Hex() : null;
       } catch (NoSuchFileException e) {
         throw new StoreException("model file missing: " + target, false, e);
       } catch (IOException e) {

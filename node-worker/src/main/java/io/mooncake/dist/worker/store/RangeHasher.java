@@ -17,7 +17,8 @@ import java.util.Map;
  */
 final class RangeHasher {
   private final List<ObjectPlan> objects;
-  private final MessageDigest fileDigest = Sha256.newDigest();
+  /** Null when nobody needs the whole-file digest: hashing every byte twice would halve throughput. */
+  private final MessageDigest fileDigest;
   private final MessageDigest objectDigest = Sha256.newDigest();
   private final Map<String, String> digests = new HashMap<>();
   private int current;
@@ -25,12 +26,23 @@ final class RangeHasher {
 
   /** @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder} */
   RangeHasher(List<ObjectPlan> objectsInByteOrder) {
+    this(objectsInByteOrder, true);
+  }
+
+  /**
+   * @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder}
+   * @param wholeFile also compute the whole-file SHA-256 ({@link #fileSha256Hex})
+   */
+  RangeHasher(List<ObjectPlan> objectsInByteOrder, boolean wholeFile) {
+    this.fileDigest = wholeFile ? Sha256.newDigest() : null;
     this.objects = objectsInByteOrder;
     this.remaining = objects.isEmpty() ? 0 : objects.get(0).length();
   }
 
   void update(byte[] bytes, int off, int len) {
-    fileDigest.update(bytes, off, len);
+    if (fileDigest != null) {
+      fileDigest.update(bytes, off, len);
+    }
     while (len > 0) {
       closeCompleted();
       if (current >= objects.size()) {
@@ -77,7 +89,21 @@ final class RangeHasher {
 
   /** Lower-case hex SHA-256 of every byte fed; call once, at the end. */
   String fileSha256Hex() {
+    if (fileDigest == null) {
+      throw new IllegalStateException("whole-file digest was not requested");
+    }
     return Sha256.hex(fileDigest.digest());
+  }
+
+  /** How many objects (in byte order) have had every byte fed. */
+  int completedObjects() {
+    closeCompleted();
+    return current;
+  }
+
+  /** The digest of a completed object. */
+  String digestOf(ObjectPlan object) {
+    return digests.get(object.objectId());
   }
 
   /** Finishes every object whose last byte has been fed, including zero-length ones. */

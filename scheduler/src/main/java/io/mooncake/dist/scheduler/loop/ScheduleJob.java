@@ -49,7 +49,13 @@ public final class ScheduleJob {
   private static final int DOWNLOAD_ATTEMPTS = 3;
   private static final int MATERIALIZE_ATTEMPTS = 3;
 
-  /** Builds every copy task of one follower in one statement, payload JSON included. */
+  /**
+   * Builds the copy tasks of one follower in one statement, payload JSON included, for every
+   * object the seed has published so far (all of them once its download finished). Run on every
+   * pass while the seed is still downloading, so followers start on each object as soon as it is
+   * durable on the seed (pipelining). The digest is always the seed's: an older replica of the
+   * same object id elsewhere never decides what a follower stages.
+   */
   private static final String ENQUEUE_COPIES = """
       INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, max_attempts)
       SELECT jo.job_id, ?, 'REPLICA_COPY', jo.object_id,
@@ -61,8 +67,11 @@ public final class ScheduleJob {
              jo.length_bytes, ?
         FROM job_objects jo
         JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
-        LEFT JOIN object_replicas r ON r.object_id = jo.object_id AND r.node_id = ?
+        JOIN object_replicas r ON r.object_id = jo.object_id AND r.node_id = ? AND r.size_bytes = jo.length_bytes
        WHERE jo.job_id = ?
+         AND NOT EXISTS (SELECT 1 FROM tasks t
+                          WHERE t.job_id = jo.job_id AND t.node_id = ? AND t.task_type = 'REPLICA_COPY'
+                            AND t.object_id = jo.object_id)
        ORDER BY jo.file_index, jo.chunk_index
       ON CONFLICT DO NOTHING
       """;
@@ -140,8 +149,10 @@ public final class ScheduleJob {
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
       case Action.EnqueueCopies a -> {
         int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS,
-            job.getSeedNodeId(), jobId);
-        log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
+            job.getSeedNodeId(), jobId, a.nodeId());
+        if (n > 0) {
+          log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
+        }
       }
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
     }

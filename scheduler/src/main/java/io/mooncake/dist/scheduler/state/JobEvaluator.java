@@ -14,9 +14,12 @@ import java.util.List;
  * ({@code seeding}). A failed verification falls back to a download. A failed download fails the
  * seed placement and the job, and no follower copy is ever enqueued.
  *
- * <p>Follower phase, once the seed is staged: each follower gets one copy task per object, then a
- * {@code MATERIALIZE}; a final failure of any of them fails that placement only. The job completes
- * when every placement is staged and fails once every placement is terminal and one failed.
+ * <p>Followers: while the seed downloads, each follower gets a copy task for every object the seed
+ * has published so far (pipelining; the job stays {@code seeding}); once the seed is staged, for
+ * the rest. With every object copied a follower gets a {@code MATERIALIZE}. A final failure of
+ * any of them fails that placement only. Seed reuse does not pipeline: followers wait for the
+ * verification. The job completes when every placement is staged and fails once every placement
+ * is terminal and one failed.
  */
 public final class JobEvaluator {
   private JobEvaluator() {}
@@ -76,7 +79,7 @@ public final class JobEvaluator {
       }
       return new PlacementView(id, PlacementState.FAILED, "not started: the seed placement on " + seedId + " failed");
     }
-    if (phase != SeedPhase.READY) {
+    if (phase == SeedPhase.VERIFYING) {
       return new PlacementView(id, PlacementState.PLANNED, null);
     }
     if (copies.failed() > 0) {
@@ -91,14 +94,16 @@ public final class JobEvaluator {
     if (materialize.succeeded() > 0) {
       return new PlacementView(id, PlacementState.STAGED, null);
     }
-    if (copies.succeeded() >= objectCount) {
+    if (phase == SeedPhase.READY && copies.succeeded() >= objectCount) {
       if (materialize.none()) {
         actions.add(new Action.EnqueueMaterialize(id));
       }
-    } else if (copies.none()) {
+    } else if (copies.total() < objectCount) {
+      // Idempotent: enqueues copies only for objects the seed published since the last pass.
       actions.add(new Action.EnqueueCopies(id));
     }
-    return new PlacementView(id, PlacementState.ACQUIRING, null);
+    boolean started = copies.total() > 0 || phase == SeedPhase.READY;
+    return new PlacementView(id, started ? PlacementState.ACQUIRING : PlacementState.PLANNED, null);
   }
 
   private static JobStatus status(SeedPhase phase, PlacementView seed, List<PlacementView> placements) {

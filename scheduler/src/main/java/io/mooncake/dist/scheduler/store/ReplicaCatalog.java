@@ -70,10 +70,11 @@ public final class ReplicaCatalog {
   }
 
   /**
-   * Live holders of an object other than {@code excludeNode}, least busy first: fewest copies
-   * currently reading from them, so no single uplink carries more than its share.
+   * Live holders of an object with the expected digest, other than {@code excludeNode}, least
+   * busy first: fewest copies currently reading from them, so no single uplink carries more than
+   * its share.
    */
-  public List<Replica> liveHolders(String objectId, String excludeNode, Duration liveness) {
+  public List<Replica> liveHolders(String objectId, String digest, String excludeNode, Duration liveness) {
     var inFlight = DSL.selectCount()
         .from(TASKS)
         .where(TASKS.STATE.eq("processing"))
@@ -84,6 +85,7 @@ public final class ReplicaCatalog {
         .from(OBJECT_REPLICAS)
         .join(NODES).on(NODES.NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
         .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
+        .and(OBJECT_REPLICAS.DIGEST.eq(digest))
         .and(OBJECT_REPLICAS.NODE_ID.ne(excludeNode))
         .and(NODES.HEARTBEAT_AT.gt(DSL.field("now() - make_interval(secs => {0})", NODES.HEARTBEAT_AT.getDataType(),
             DSL.val(liveness.toMillis() / 1000.0))))
@@ -106,6 +108,14 @@ public final class ReplicaCatalog {
         .where(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
         .fetch(r -> new Replica(r.getObjectId(), r.getNodeId(), r.getSizeBytes(), r.getDigest(), r.getFilePath(),
             r.getFileOffset()));
+  }
+
+  /** Withdraws this node's replicas of the given objects (a failed or restarted download). */
+  public void removeAll(String nodeId, List<String> objectIds) {
+    dsl.deleteFrom(OBJECT_REPLICAS)
+        .where(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .and(OBJECT_REPLICAS.OBJECT_ID.in(objectIds))
+        .execute();
   }
 
   /** Withdraws a replica that is missing or corrupt on disk. */

@@ -120,6 +120,30 @@ public final class TaskQueue {
   }
 
   /**
+   * Publishes replicas while the task is still running (a seed's objects, one by one, as its
+   * download makes them durable), only if the caller still holds the lease.
+   *
+   * @return false (and nothing published) when the lease is gone
+   */
+  public boolean publishWhileLeased(long taskId, String leaseOwner, List<Replica> publish) {
+    return dsl.transactionResult(cfg -> {
+      DSLContext tx = cfg.dsl();
+      boolean held = tx.selectOne()
+          .from(TASKS)
+          .where(TASKS.TASK_ID.eq(taskId))
+          .and(TASKS.LEASE_OWNER.eq(leaseOwner))
+          .and(TASKS.STATE.eq("processing"))
+          .forShare()
+          .fetchOptional()
+          .isPresent();
+      if (held) {
+        ReplicaCatalog.publish(tx, publish);
+      }
+      return held;
+    });
+  }
+
+  /**
    * Records a failed attempt. A retryable failure with attempts left goes back to pending after
    * an exponential backoff; otherwise the task is failed for good with {@code error}.
    *

@@ -62,7 +62,7 @@ class JobEvaluatorTest {
   void aNewJobWhoseSeedLacksObjectsEnqueuesADownloadAndIsSeeding() {
     Evaluation e = eval(false, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueDownload(SEED)), e.actions());
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1)), e.actions());
     assertEquals(List.of(ACQUIRING, PLANNED), states(e));
   }
 
@@ -85,7 +85,7 @@ class JobEvaluatorTest {
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueDownload(SEED)), e.actions());
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1)), e.actions());
   }
 
   @Test
@@ -96,11 +96,39 @@ class JobEvaluatorTest {
   }
 
   @Test
-  void aDownloadInProgressKeepsFollowersPlanned() {
+  void aDownloadInProgressOffersEveryPublishedObjectToFollowersAndStaysSeeding() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertTrue(e.actions().isEmpty());
+    assertEquals(List.of(new Action.EnqueueCopies(F1)), e.actions());
+    assertEquals(List.of(ACQUIRING, PLANNED), states(e), "no copy yet: the follower is still planned");
+  }
+
+  @Test
+  void aFollowerCopyingWhileTheSeedDownloadsIsAcquiringAndNeverMaterializesEarly() {
+    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
+        node(F1, false, REPLICA_COPY, new TaskCounts(0, 1, 2, 0, 0, null)));
+    assertEquals(JobStatus.SEEDING, e.status());
+    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
+    assertEquals(List.of(new Action.EnqueueCopies(F1)), e.actions());
+    Evaluation allCopied = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
+        node(F1, false, REPLICA_COPY, done(OBJECTS)));
+    assertTrue(allCopied.actions().isEmpty(), "materialize waits for the seed to finish");
+  }
+
+  @Test
+  void aSeedBeingVerifiedOffersNothingToFollowers() {
+    Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
     assertEquals(List.of(ACQUIRING, PLANNED), states(e));
+    assertTrue(e.actions().isEmpty());
+  }
+
+  @Test
+  void aSeedFailureWhileFollowersCopyCancelsTheirPendingCopies() {
+    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, failed("source changed size")),
+        node(F1, false, REPLICA_COPY, new TaskCounts(2, 1, 1, 0, 0, null)));
+    assertEquals(JobStatus.FAILED, e.status());
+    assertEquals(List.of(new Action.CancelPendingTasks(F1)), e.actions());
+    assertEquals(List.of(FAILED, FAILED), states(e));
   }
 
   @Test
