@@ -15,9 +15,10 @@
 -- still running counts as a hit until a fallback download appears. Jobs whose seed has no task
 -- yet are not counted either way.
 -- Each job costs two probes of the tasks_one_per_object index (job_id, node_id, task_type, ...),
--- never a scan of the task table.
+-- never a scan of the task table. MATERIALIZED so each probe runs once per job, not once more for
+-- every place the outer query reads its result.
 
-WITH seeded AS (
+WITH seeded AS MATERIALIZED (
     SELECT
         j.model_id,
         EXISTS (

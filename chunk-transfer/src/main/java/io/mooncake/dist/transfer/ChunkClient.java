@@ -5,6 +5,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -62,8 +63,16 @@ public final class ChunkClient implements AutoCloseable {
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) CONNECT_TIMEOUT.toMillis())
                 .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.SO_KEEPALIVE, true);
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                // Large reads: each one is a pwrite and a digest update, so fewer and bigger is
+                // cheaper per byte; the kernel buffer lets the sender run ahead of one disk write.
+                .option(ChannelOption.SO_RCVBUF, RECEIVE_BUFFER_BYTES)
+                .option(ChannelOption.RCVBUF_ALLOCATOR,
+                        new AdaptiveRecvByteBufAllocator(64 * 1024, 1024 * 1024, 4 * 1024 * 1024));
     }
+
+    /** Kernel receive buffer per connection. */
+    static final int RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
 
     /**
      * Fetches bytes {@code [offset, offset + length)} of object {@code objectId} (offsets relative to

@@ -94,6 +94,7 @@ public final class ChunkServer implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .childOption(ChannelOption.SO_SNDBUF, 4 * 1024 * 1024)
                 // Lets a client send its requests and half-close; pending answers still go out.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ChunkServerInitializer(new SourceResolver(locator), lookups, channels,

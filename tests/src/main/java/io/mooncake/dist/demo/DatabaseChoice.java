@@ -3,25 +3,31 @@ package io.mooncake.dist.demo;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
+import java.util.Set;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * Which PostgreSQL the demo runs against, in this order: the URL the user gave ({@code --db-url}
- * or {@code MOONCAKE_DB_URL}) as-is; the local default server, in a database {@code mooncake_demo}
- * created on first use; a throwaway Testcontainers PostgreSQL when Docker is available. Otherwise
- * the demo stops with one line saying what to provide.
+ * or {@code MOONCAKE_DB_URL}) as-is; the local default server, in a database {@code mooncake_demo};
+ * a throwaway Testcontainers PostgreSQL when Docker is available. Otherwise the demo stops with one
+ * line saying what to provide.
+ *
+ * <p>{@code mooncake_demo} is recreated empty at the start of every run. A previous run stopped
+ * half way leaves its job active, and the new run's nodes, having the same node ids, would claim
+ * that job's tasks and stage the same model into the same paths as the new job. It is only ever
+ * dropped when nobody is connected to it (no {@code FORCE}), so a demo running concurrently is
+ * never disturbed; the second one says so instead. After a run it stays, for inspection.
  */
 final class DatabaseChoice implements AutoCloseable {
   static final String LOCAL_ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
   static final String DEMO_DATABASE = "mooncake_demo";
   static final String LOCAL_DEMO_URL = "jdbc:postgresql://127.0.0.1:5432/" + DEMO_DATABASE + "?user=postgres";
   static final String IMAGE = "postgres:15-alpine";
+  private static final Set<String> IN_USE = Set.of("55006", "42P04", "23505");
 
   private final String url;
   private final String origin;
@@ -53,9 +59,9 @@ final class DatabaseChoice implements AutoCloseable {
       }
     }
     String localProblem;
-    try {
-      createDemoDatabaseIfMissing();
-      return new DatabaseChoice(LOCAL_DEMO_URL, "local PostgreSQL on 127.0.0.1:5432", null);
+    try (Connection admin = connect(LOCAL_ADMIN_URL)) {
+      recreateDemoDatabase(admin);
+      return new DatabaseChoice(LOCAL_DEMO_URL, "local PostgreSQL on 127.0.0.1:5432, recreated empty", null);
     } catch (SQLException e) {
       localProblem = oneLine(e);
     }
@@ -69,24 +75,19 @@ final class DatabaseChoice implements AutoCloseable {
         + "(127.0.0.1:5432: " + localProblem + ")");
   }
 
-  private static void createDemoDatabaseIfMissing() throws SQLException {
-    try (Connection c = connect(LOCAL_ADMIN_URL)) {
-      try (PreparedStatement q = c.prepareStatement("SELECT 1 FROM pg_database WHERE datname = ?")) {
-        q.setString(1, DEMO_DATABASE);
-        try (ResultSet rs = q.executeQuery()) {
-          if (rs.next()) {
-            return;
-          }
-        }
+  /** Drops and creates {@code mooncake_demo}; a one-line failure when another session uses it. */
+  private static void recreateDemoDatabase(Connection admin) throws DemoFailure {
+    try (Statement st = admin.createStatement()) {
+      st.execute("DROP DATABASE IF EXISTS " + DEMO_DATABASE);
+      st.execute("CREATE DATABASE " + DEMO_DATABASE);
+    } catch (SQLException e) {
+      // 55006: being accessed by other users; 42P04 / 23505: another run created it a moment ago.
+      if (IN_USE.contains(e.getSQLState())) {
+        throw new DemoFailure(2, "database " + DEMO_DATABASE + " on 127.0.0.1:5432 is in use, probably by another "
+            + "mooncake_demo run; wait for it to finish, or pass --db-url <jdbc-url> to use another database");
       }
-      try (Statement st = c.createStatement()) {
-        st.execute("CREATE DATABASE " + DEMO_DATABASE);
-      } catch (SQLException e) {
-        // Another demo starting at the same moment may have created it first: that is fine.
-        if (!"42P04".equals(e.getSQLState()) && !"23505".equals(e.getSQLState())) {
-          throw e;
-        }
-      }
+      throw new DemoFailure(2, "cannot recreate database " + DEMO_DATABASE + " on 127.0.0.1:5432: " + oneLine(e)
+          + "; pass --db-url <jdbc-url> to use another database", e);
     }
   }
 

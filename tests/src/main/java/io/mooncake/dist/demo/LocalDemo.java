@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
             + "progress until it completes, checks the staged bytes on both nodes and stops everything again.",
         "",
         "Database: --db-url or $MOONCAKE_DB_URL as given; else PostgreSQL on 127.0.0.1:5432 (user postgres), "
-            + "database mooncake_demo, created if missing; else a throwaway Testcontainers PostgreSQL when "
+            + "database mooncake_demo, recreated empty each run; else a throwaway Testcontainers PostgreSQL when "
             + "Docker is available.",
         ""},
     exitCodeListHeading = "%nExit codes:%n",
@@ -78,14 +78,14 @@ public final class LocalDemo implements Callable<Integer> {
       run.run();
       return 0;
     } catch (DemoFailure e) {
-      report(run, e.getMessage());
+      report(run, e.exitCode() == 2 ? e.getMessage() : "FAILED: " + e.getMessage());
       return e.exitCode();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      report(run, "interrupted");
+      report(run, "FAILED: interrupted");
       return 1;
     } catch (Exception e) {
-      report(run, e.toString());
+      report(run, "FAILED: " + e);
       return 1;
     } finally {
       run.close();
@@ -101,7 +101,7 @@ public final class LocalDemo implements Callable<Integer> {
   private static void report(DemoRun run, String message) {
     if (!run.interrupted()) {
       System.out.flush();
-      System.err.println("mooncake_demo: FAILED: " + message);
+      System.err.println("mooncake_demo: " + message);
     }
   }
 }
