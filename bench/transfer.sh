@@ -112,15 +112,15 @@ psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
 "$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --db-url "$DB_URL" --scheduler-tick-ms 200 \
   > "$WORK/logs/master.log" 2>&1 & PIDS+=($!)
 API="http://127.0.0.1:$HTTP_PORT"
-for _ in $(seq 300); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$API/health" >/dev/null || { echo "bench: master did not come up; log:" >&2; tail -20 "$WORK/logs/master.log" >&2; exit 1; }
 "$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$SEED_PORT" --data-dir "$WORK/seed" --db-url "$DB_URL" \
   > "$WORK/logs/seed.log" 2>&1 & PIDS+=($!); SEED_PID=$!
 "$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$FOLLOWER_PORT" --data-dir "$WORK/follower" --db-url "$DB_URL" \
   > "$WORK/logs/follower.log" 2>&1 & PIDS+=($!); FOLLOWER_PID=$!
-for _ in $(seq 300); do
-  [ "$(curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null)" = 2 ] && break
-  sleep 0.1
-done
+live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
+for _ in $(seq 600); do [ "$(live_nodes)" = 2 ] && break; sleep 0.1; done
+[ "$(live_nodes)" = 2 ] || { echo "bench: clients did not come up; logs:" >&2; tail -5 "$WORK"/logs/seed.log "$WORK"/logs/follower.log >&2; exit 1; }
 
 request() { # job_id targets...
   python3 - "$@" <<PY

@@ -94,6 +94,22 @@ public final class ChunkClient implements AutoCloseable {
     public CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
                                                 FileChannel target, long targetPosition, LongConsumer progress) {
         validate(host, port, objectId, offset, length, target, targetPosition);
+        return fetch(host, port, objectId, offset, length, new ChunkSink(target, targetPosition), progress);
+    }
+
+    /**
+     * As {@link #fetch(String, int, String, long, long, FileChannel, long, LongConsumer)}, handing
+     * the payload to {@code sink} (e.g. a {@link DirectFileSink}) instead of positional writes.
+     */
+    public CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
+                                                ByteSink sink, LongConsumer progress) {
+        Objects.requireNonNull(sink, "sink");
+        return fetch(host, port, objectId, offset, length, new ChunkSink(sink), progress);
+    }
+
+    private CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
+                                                 ChunkSink chunkSink, LongConsumer progress) {
+        validateRequest(host, port, objectId, offset, length);
         FetchSpec spec = new FetchSpec(host + ":" + port, nextRequestId(), objectId, offset, length);
         CompletableFuture<FetchResult> result = new CompletableFuture<>();
         if (closed.get()) {
@@ -101,7 +117,7 @@ public final class ChunkClient implements AutoCloseable {
                     ChunkTransferException.Kind.CONNECTION, spec.describe() + ": client is closed"));
             return result;
         }
-        FetchHandler handler = new FetchHandler(spec, new ChunkSink(target, targetPosition), progress, result, idleTimeout);
+        FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout);
         ChannelFuture connect;
         try {
             connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler)).connect(host, port);
@@ -134,8 +150,17 @@ public final class ChunkClient implements AutoCloseable {
     public FetchResult fetchBlocking(String host, int port, String objectId, long offset, long length,
                                      FileChannel target, long targetPosition, LongConsumer progress)
             throws ChunkTransferException {
-        CompletableFuture<FetchResult> future =
-                fetch(host, port, objectId, offset, length, target, targetPosition, progress);
+        return await(fetch(host, port, objectId, offset, length, target, targetPosition, progress), objectId, host, port);
+    }
+
+    /** Blocking convenience around {@link #fetch(String, int, String, long, long, ByteSink, LongConsumer)}. */
+    public FetchResult fetchBlocking(String host, int port, String objectId, long offset, long length,
+                                     ByteSink sink, LongConsumer progress) throws ChunkTransferException {
+        return await(fetch(host, port, objectId, offset, length, sink, progress), objectId, host, port);
+    }
+
+    private static FetchResult await(CompletableFuture<FetchResult> future, String objectId, String host, int port)
+            throws ChunkTransferException {
         try {
             return future.get();
         } catch (ExecutionException e) {
@@ -168,9 +193,17 @@ public final class ChunkClient implements AutoCloseable {
 
     private static void validate(String host, int port, String objectId, long offset, long length,
                                  FileChannel target, long targetPosition) {
+        Objects.requireNonNull(target, "target");
+        validateRequest(host, port, objectId, offset, length);
+        if (targetPosition < 0 || targetPosition + length < 0) {
+            throw new IllegalArgumentException("targetPosition must be >= 0 and leave room for length: targetPosition="
+                    + targetPosition + " length=" + length);
+        }
+    }
+
+    private static void validateRequest(String host, int port, String objectId, long offset, long length) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(objectId, "objectId");
-        Objects.requireNonNull(target, "target");
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port out of range: " + port);
         }
@@ -179,13 +212,11 @@ public final class ChunkClient implements AutoCloseable {
             throw new IllegalArgumentException("object id must be 1.." + Protocol.MAX_OBJECT_ID_BYTES
                     + " UTF-8 bytes, got " + idBytes);
         }
-        if (offset < 0 || length < 0 || targetPosition < 0) {
-            throw new IllegalArgumentException("offset, length and targetPosition must be >= 0: offset=" + offset
-                    + " length=" + length + " targetPosition=" + targetPosition);
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("offset and length must be >= 0: offset=" + offset + " length=" + length);
         }
-        if (offset + length < 0 || targetPosition + length < 0) {
-            throw new IllegalArgumentException("range overflows: offset=" + offset + " length=" + length
-                    + " targetPosition=" + targetPosition);
+        if (offset + length < 0) {
+            throw new IllegalArgumentException("range overflows: offset=" + offset + " length=" + length);
         }
     }
 }

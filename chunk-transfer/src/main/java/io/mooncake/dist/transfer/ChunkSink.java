@@ -16,14 +16,16 @@ import java.util.HexFormat;
  */
 final class ChunkSink {
 
-    private final FileChannel target;
-    private final long startPosition;
+    private final ByteSink target;
     private final MessageDigest digest;
     private long written;
 
     ChunkSink(FileChannel target, long startPosition) {
+        this(ByteSink.positional(target, startPosition));
+    }
+
+    ChunkSink(ByteSink target) {
         this.target = target;
-        this.startPosition = startPosition;
         try {
             this.digest = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
@@ -39,12 +41,17 @@ final class ChunkSink {
      */
     long write(ByteBuf buf) throws IOException {
         for (ByteBuffer nio : buf.nioBuffers(buf.readerIndex(), buf.readableBytes())) {
+            int n = nio.remaining();
             digest.update(nio.duplicate());
-            while (nio.hasRemaining()) {
-                written += target.write(nio, startPosition + written);
-            }
+            target.write(nio);
+            written += n;
         }
         return written;
+    }
+
+    /** Flushes whatever the target still buffers; called once, after the last byte. */
+    void finish() throws IOException {
+        target.finish();
     }
 
     long written() {

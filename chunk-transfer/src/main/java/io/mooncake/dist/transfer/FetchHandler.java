@@ -173,6 +173,12 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         if (finished) {
             return;
         }
+        try {
+            sink.finish();
+        } catch (IOException e) {
+            fail(Kind.SHORT_TRANSFER, "cannot write the last bytes to the local target: " + e, e);
+            return;
+        }
         finished = true;
         channel.close();
         result.complete(new FetchResult(sink.written(), sink.sha256Hex()));

@@ -10,13 +10,14 @@ import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
+import io.mooncake.dist.transfer.ByteSink;
 import io.mooncake.dist.transfer.ChunkClient;
+import io.mooncake.dist.transfer.DirectFileSink;
 import io.mooncake.dist.transfer.ChunkTransferException;
 import io.mooncake.dist.transfer.FetchResult;
 import io.mooncake.dist.worker.store.ModelStore;
 import io.mooncake.dist.worker.store.StoreException;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +51,7 @@ final class TaskExecutor {
     try {
       return switch (task.type()) {
         case MODEL_DOWNLOAD -> download(task, progress);
-        case MODEL_VERIFY -> verify(task.payload());
+        case MODEL_VERIFY -> verify(task);
         case REPLICA_COPY -> copy(task.payload(), progress);
         case MATERIALIZE -> materialize(task.payload());
       };
@@ -95,10 +96,21 @@ final class TaskExecutor {
     return new Outcome(payload.totalBytes(), result(payload), publish);
   }
 
-  /** Seed reuse: the replicas listed for this node must still hash to their digests. */
-  private Outcome verify(TaskPayload payload) throws TaskFailure {
+  /**
+   * Seed reuse: the replicas listed for this node must still hash to their digests. Each object
+   * is re-published the moment it matches (its {@code created_at} moves past the task's start),
+   * which is what lets followers copy it while the rest is still being checked.
+   */
+  private Outcome verify(ClaimedTask task) throws TaskFailure {
+    TaskPayload payload = task.payload();
     try {
-      store.verify(payload);
+      store.verify(payload, (file, object, digest) -> {
+        Replica r = new Replica(object.objectId(), nodeId, object.length(), digest,
+            store.finalPath(payload.model(), file).toString(), object.offset());
+        if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+          throw new StoreException("lease on the verification was lost; stopping", false);
+        }
+      });
     } catch (StoreException e) {
       // The listed replicas are not trustworthy: withdraw them so nobody copies from them.
       payload.files().forEach(f -> f.objects().forEach(o -> replicas.remove(nodeId, o.objectId())));
@@ -130,12 +142,16 @@ final class TaskExecutor {
     for (Replica holder : holders) {
       NodeId source = NodeId.parse(holder.nodeId());
       progress.source(holder.nodeId());
-      try (FileChannel target = store.openForObjectWrite(payload.model(), file)) {
+      try (ModelStore.ObjectTarget target = store.openObjectTarget(payload.model(), file)) {
+        ByteSink sink = target.direct() != null && DirectFileSink.aligned(object.offset(), target.blockSize())
+            ? new DirectFileSink(target.direct(), target.buffered(), object.offset(), target.blockSize())
+            : ByteSink.positional(target.buffered(), object.offset());
         FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), 0, object.length(),
-            target, object.offset(), progress);
+            sink, progress);
         String digest = "sha256:" + r.sha256Hex();
         if (r.bytes() == object.length() && digest.equals(object.digest())) {
-          target.force(false);
+          // Direct writes are on the device already; this makes the tail and the metadata durable.
+          target.buffered().force(false);
           return new Outcome(object.length(), null, List.of(mine));
         }
         lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()

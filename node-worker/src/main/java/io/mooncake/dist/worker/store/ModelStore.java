@@ -174,37 +174,61 @@ public final class ModelStore {
    * @throws StoreException not retryable on any mismatch, naming the first bad object or file
    */
   public long verify(TaskPayload payload) throws StoreException {
+    return verify(payload, (file, object, digest) -> { });
+  }
+
+  /**
+   * As {@link #verify(TaskPayload)}, handing each object to {@code sink} as soon as its range has
+   * been hashed and matched, so followers can start copying it while later objects are still
+   * being checked. A mismatch stops at the first bad object; objects handed out before it did
+   * match their digests.
+   */
+  public long verify(TaskPayload payload, ObjectSink sink) throws StoreException {
     long total = 0;
     for (FilePlan file : payload.files()) {
       List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
-      for (ObjectPlan o : file.objects()) {
+      for (ObjectPlan o : objects) {
         if (Checksums.sha256HexOrNull(o.digest()) == null) {
           throw new StoreException("object " + o.objectId() + " of " + file.path()
               + " has no published sha256 digest to verify against (got " + o.digest() + ")", false);
         }
       }
       Path target = resolve(payload.model(), file);
-      Map<String, String> actual;
       String fileHex;
       try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
         checkSize(ch, target, file);
-        boolean wholeFile = file.sha256() != null;
-        RangeHasher hasher = new RangeHasher(objects, wholeFile);
-        hasher.feed(ch, file.sizeBytes());
-        actual = hasher.objectDigests();
-        fileHex = wholeFile ? hasher.fileSha256Hex() : null;
+        java.security.MessageDigest whole = file.sha256() != null ? Sha256.newDigest() : null;
+        java.security.MessageDigest part = Sha256.newDigest();
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(Sha256.BUFFER_BYTES);
+        for (ObjectPlan o : objects) {
+          long pos = o.offset();
+          long end = o.offset() + o.length();
+          while (pos < end) {
+            buf.clear().limit((int) Math.min(buf.capacity(), end - pos));
+            int n = ch.read(buf, pos);
+            if (n < 0) {
+              throw new IOException("file ended at byte " + pos + ", expected " + file.sizeBytes() + " bytes");
+            }
+            buf.flip();
+            if (whole != null) {
+              whole.update(buf.duplicate());
+            }
+            part.update(buf);
+            pos += n;
+          }
+          String got = Sha256.prefixed(part.digest());
+          if (!Sha256.matches(o.digest(), got.substring(Sha256.PREFIX.length()))) {
+            throw new StoreException("object " + o.objectId() + " of " + file.path() + " (bytes " + o.offset()
+                + ".." + end + ") does not match its published digest: expected " + o.digest() + ", found " + got,
+                false);
+          }
+          sink.completed(file, o, got);
+        }
+        fileHex = whole == null ? null : Sha256.hex(whole.digest());
       } catch (NoSuchFileException e) {
         throw new StoreException("model file missing: " + target, false, e);
       } catch (IOException e) {
         throw new StoreException("I/O error while reading " + target + ": " + FileOps.describe(e), true, e);
-      }
-      for (ObjectPlan o : file.objects()) {
-        String got = actual.get(o.objectId());
-        if (!Sha256.matches(o.digest(), got.substring(Sha256.PREFIX.length()))) {
-          throw new StoreException("object " + o.objectId() + " of " + file.path() + " (bytes " + o.offset()
-              + ".." + (o.offset() + o.length()) + ") does not match its published digest: expected "
-              + o.digest() + ", found " + got, false);
-        }
       }
       checkFileSha(file, fileHex, target);
       total += file.sizeBytes();
@@ -212,6 +236,7 @@ public final class ModelStore {
     log.info("verified {} bytes of {}", total, payload.model());
     return total;
   }
+
 
   /**
    * REPLICA_COPY: the file an object of {@code file} is written into, opened READ+WRITE for
@@ -221,6 +246,44 @@ public final class ModelStore {
    * one file all land. The caller closes the channel.
    */
   public FileChannel openForObjectWrite(ModelRef model, FilePlan file) throws StoreException {
+    return openObjectTarget(model, file).buffered();
+  }
+
+  /**
+   * The file to write an object into (as {@link #openForObjectWrite}), opened twice: normally, and
+   * with {@code O_DIRECT} where the file system supports it, so large aligned writes can bypass
+   * the page cache. The caller closes both.
+   */
+  public ObjectTarget openObjectTarget(ModelRef model, FilePlan file) throws StoreException {
+    FileChannel buffered = openBuffered(model, file);
+    Path path = resolve(model, file);
+    // The same choice openBuffered made: the final file when complete, else the partial one.
+    Path open = Files.isRegularFile(path) && sizeOrMinusOne(path) == file.sizeBytes() ? path : FileOps.partialOf(path);
+    FileChannel direct = null;
+    int block = 0;
+    try {
+      block = (int) Files.getFileStore(open).getBlockSize();
+      direct = FileChannel.open(open, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+    } catch (IOException | UnsupportedOperationException e) {
+      // tmpfs and some network file systems refuse O_DIRECT: buffered writes still work.
+      log.debug("no direct I/O for {}: {}", open, e.toString());
+    }
+    return new ObjectTarget(buffered, direct, block);
+  }
+
+  /** An object's file, open for buffered and, when supported, direct writes. */
+  public record ObjectTarget(FileChannel buffered, FileChannel direct, int blockSize) implements AutoCloseable {
+    @Override
+    public void close() throws IOException {
+      try (FileChannel b = buffered) {
+        if (direct != null) {
+          direct.close();
+        }
+      }
+    }
+  }
+
+  private FileChannel openBuffered(ModelRef model, FilePlan file) throws StoreException {
     Path target = resolve(model, file);
     Path partial = FileOps.partialOf(target);
     ReentrantLock lock = PathLocks.forFile(target);

@@ -53,7 +53,8 @@ public final class ScheduleJob {
    * Builds the copy tasks of one follower in one statement, payload JSON included, for every
    * object the seed has published so far (all of them once its download finished). Run on every
    * pass while the seed is still downloading, so followers start on each object as soon as it is
-   * durable on the seed (pipelining). The digest is always the seed's: an older replica of the
+   * durable on the seed (pipelining). While the seed verifies reused replicas, only objects it
+   * re-published after its MODEL_VERIFY started count (verified, not merely listed). The digest is always the seed's: an older replica of the
    * same object id elsewhere never decides what a follower stages.
    */
   private static final String ENQUEUE_COPIES = """
@@ -69,6 +70,9 @@ public final class ScheduleJob {
         JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
         JOIN object_replicas r ON r.object_id = jo.object_id AND r.node_id = ? AND r.size_bytes = jo.length_bytes
        WHERE jo.job_id = ?
+         AND (NOT ? OR r.created_at >= (SELECT v.started_at FROM tasks v
+                                         WHERE v.job_id = jo.job_id AND v.node_id = r.node_id
+                                           AND v.task_type = 'MODEL_VERIFY' AND v.state IN ('processing', 'succeeded')))
          AND NOT EXISTS (SELECT 1 FROM tasks t
                           WHERE t.job_id = jo.job_id AND t.node_id = ? AND t.task_type = 'REPLICA_COPY'
                             AND t.object_id = jo.object_id)
@@ -149,7 +153,7 @@ public final class ScheduleJob {
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
       case Action.EnqueueCopies a -> {
         int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS,
-            job.getSeedNodeId(), jobId, a.nodeId());
+            job.getSeedNodeId(), jobId, a.verifiedOnly(), a.nodeId());
         if (n > 0) {
           log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
         }

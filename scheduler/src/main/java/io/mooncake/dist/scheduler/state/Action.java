@@ -8,8 +8,15 @@ public sealed interface Action {
   /** Seed reuse: have the seed re-hash the objects it already holds. */
   record EnqueueVerify(String nodeId) implements Action {}
 
-  /** One {@code REPLICA_COPY} per object for a follower. */
-  record EnqueueCopies(String nodeId) implements Action {}
+  /**
+   * One {@code REPLICA_COPY} per object the seed has published for a follower. With
+   * {@code verifiedOnly}, only objects the seed's running {@code MODEL_VERIFY} has re-checked.
+   */
+  record EnqueueCopies(String nodeId, boolean verifiedOnly) implements Action {
+    public EnqueueCopies(String nodeId) {
+      this(nodeId, false);
+    }
+  }
 
   /** The follower holds every object: check and publish its files. */
   record EnqueueMaterialize(String nodeId) implements Action {}

@@ -17,8 +17,8 @@ import java.util.List;
  * <p>Followers: while the seed downloads, each follower gets a copy task for every object the seed
  * has published so far (pipelining; the job stays {@code seeding}); once the seed is staged, for
  * the rest. With every object copied a follower gets a {@code MATERIALIZE}. A final failure of
- * any of them fails that placement only. Seed reuse does not pipeline: followers wait for the
- * verification. The job completes when every placement is staged and fails once every placement
+ * any of them fails that placement only. Seed reuse pipelines too: while the seed re-hashes its
+ * replicas, followers copy each object it has re-checked. The job completes when every placement is staged and fails once every placement
  * is terminal and one failed.
  */
 public final class JobEvaluator {
@@ -66,7 +66,8 @@ public final class JobEvaluator {
     for (NodeFacts node : facts.nodes()) {
       placements.add(node.seed() ? seedView : follower(node, phase, seed.nodeId(), facts.objectCount(), actions));
     }
-    return new Evaluation(status(phase, seedView, placements), lastError(phase, seedView, placements), placements, actions);
+    boolean reused = !verify.none() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
+    return new Evaluation(status(phase, reused, placements), lastError(phase, seedView, placements), placements, actions);
   }
 
   private static PlacementView follower(NodeFacts node, SeedPhase phase, String seedId, int objectCount, List<Action> actions) {
@@ -78,9 +79,6 @@ public final class JobEvaluator {
         actions.add(new Action.CancelPendingTasks(id));
       }
       return new PlacementView(id, PlacementState.FAILED, "not started: the seed placement on " + seedId + " failed");
-    }
-    if (phase == SeedPhase.VERIFYING) {
-      return new PlacementView(id, PlacementState.PLANNED, null);
     }
     if (copies.failed() > 0) {
       if (copies.open() > 0) {
@@ -99,14 +97,15 @@ public final class JobEvaluator {
         actions.add(new Action.EnqueueMaterialize(id));
       }
     } else if (copies.total() < objectCount) {
-      // Idempotent: enqueues copies only for objects the seed published since the last pass.
-      actions.add(new Action.EnqueueCopies(id));
+      // Idempotent: enqueues copies only for objects the seed published (or, while it verifies,
+      // re-checked) since the last pass.
+      actions.add(new Action.EnqueueCopies(id, phase == SeedPhase.VERIFYING));
     }
     boolean started = copies.total() > 0 || phase == SeedPhase.READY;
     return new PlacementView(id, started ? PlacementState.ACQUIRING : PlacementState.PLANNED, null);
   }
 
-  private static JobStatus status(SeedPhase phase, PlacementView seed, List<PlacementView> placements) {
+  private static JobStatus status(SeedPhase phase, boolean seedWasReused, List<PlacementView> placements) {
     if (phase == SeedPhase.FAILED) {
       return JobStatus.FAILED;
     }
@@ -116,10 +115,13 @@ public final class JobEvaluator {
     if (placements.stream().allMatch(p -> p.state().terminal())) {
       return JobStatus.FAILED;
     }
+    // Seed reuse goes planned -> replicating (the RFC's diagram): the seed holds the data and
+    // followers copy what it re-checks. Should the check fail, the fallback download does not move
+    // the job back to seeding.
     return switch (phase) {
-      case READY -> JobStatus.REPLICATING;
-      case SEEDING -> JobStatus.SEEDING;
-      default -> JobStatus.PLANNED;
+      case READY, VERIFYING -> JobStatus.REPLICATING;
+      case SEEDING -> seedWasReused ? JobStatus.REPLICATING : JobStatus.SEEDING;
+      case FAILED -> JobStatus.FAILED;
     };
   }
 

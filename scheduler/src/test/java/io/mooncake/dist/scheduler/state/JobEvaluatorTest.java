@@ -67,10 +67,10 @@ class JobEvaluatorTest {
   }
 
   @Test
-  void aNewJobWhoseSeedHoldsEveryObjectVerifiesInsteadOfDownloading() {
+  void aNewJobWhoseSeedHoldsEveryObjectVerifiesInsteadOfDownloadingAndIsReplicating() {
     Evaluation e = eval(true, node(SEED, true), node(F1, false));
-    assertEquals(JobStatus.PLANNED, e.status());
-    assertEquals(List.of(new Action.EnqueueVerify(SEED)), e.actions());
+    assertEquals(JobStatus.REPLICATING, e.status(), "seed reuse goes planned -> replicating");
+    assertEquals(List.of(new Action.EnqueueVerify(SEED), new Action.EnqueueCopies(F1, true)), e.actions());
   }
 
   @Test
@@ -84,15 +84,16 @@ class JobEvaluatorTest {
   @Test
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
-    assertEquals(JobStatus.SEEDING, e.status());
+    assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
     assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1)), e.actions());
+    assertEquals(ACQUIRING, e.placements().get(0).state());
   }
 
   @Test
-  void aVerificationInProgressKeepsTheJobPlannedAndEnqueuesNothing() {
+  void aVerificationInProgressOffersOnlyReCheckedObjectsToFollowers() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
-    assertEquals(JobStatus.PLANNED, e.status());
-    assertTrue(e.actions().isEmpty());
+    assertEquals(JobStatus.REPLICATING, e.status());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, true)), e.actions());
   }
 
   @Test
@@ -116,10 +117,10 @@ class JobEvaluatorTest {
   }
 
   @Test
-  void aSeedBeingVerifiedOffersNothingToFollowers() {
-    Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
-    assertEquals(List.of(ACQUIRING, PLANNED), states(e));
-    assertTrue(e.actions().isEmpty());
+  void aFollowerCopyingWhileTheSeedVerifiesIsAcquiringButCannotMaterializeYet() {
+    Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false, REPLICA_COPY, done(OBJECTS)));
+    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
+    assertTrue(e.actions().isEmpty(), "materialize waits for the verification to succeed");
   }
 
   @Test

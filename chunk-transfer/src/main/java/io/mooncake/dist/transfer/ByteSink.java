@@ -1,0 +1,30 @@
+package io.mooncake.dist.transfer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * Where a fetch's payload bytes go, in order. The client hashes the bytes before handing them
+ * over; the sink only stores them.
+ */
+public interface ByteSink {
+  /** Stores all remaining bytes of {@code bytes} (which the sink must not keep after returning). */
+  void write(ByteBuffer bytes) throws IOException;
+
+  /** Called once after the last byte, before the fetch is reported complete. */
+  default void finish() throws IOException {}
+
+  /** Positional writes into {@code target} starting at {@code position}, through the page cache. */
+  static ByteSink positional(java.nio.channels.FileChannel target, long position) {
+    return new ByteSink() {
+      private long next = position;
+
+      @Override
+      public void write(ByteBuffer bytes) throws IOException {
+        while (bytes.hasRemaining()) {
+          next += target.write(bytes, next);
+        }
+      }
+    };
+  }
+}

@@ -1,0 +1,93 @@
+package io.mooncake.dist.transfer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+
+/**
+ * Writes a byte range of a file with {@code O_DIRECT}: bytes are gathered in a block-aligned
+ * staging buffer and written in large aligned pieces straight to the device, bypassing the page
+ * cache. On this class of machine filling the page cache costs more CPU than the network and the
+ * hash together (dd measured ~0.6 GiB/s buffered vs ~1 GiB/s direct, at a third of the system
+ * time), so a follower that writes directly keeps up with the wire.
+ *
+ * <p>{@code O_DIRECT} needs the file position, the length and the buffer address aligned to the
+ * file system's block size. The range's start must be aligned (object offsets are multiples of
+ * the chunk size); a tail shorter than a block (the end of an object whose length is not a
+ * multiple of the block) goes through {@code buffered}, a normal channel on the same file.
+ * Memory: one staging buffer per sink, released when the sink finishes.
+ */
+public final class DirectFileSink implements ByteSink {
+  /** Staging size: large enough that each write is one efficient device request. */
+  public static final int STAGING_BYTES = 4 * 1024 * 1024;
+
+  private final FileChannel direct;
+  private final FileChannel buffered;
+  private final int block;
+  private ByteBuffer staging;
+  private long position;
+
+  /**
+   * @param direct the file opened with {@code ExtendedOpenOption.DIRECT} and WRITE
+   * @param buffered the same file opened normally with WRITE, for the unaligned tail
+   * @param position where the range starts; must be a multiple of {@code blockSize}
+   * @param blockSize the file system's block size (a power of two)
+   */
+  public DirectFileSink(FileChannel direct, FileChannel buffered, long position, int blockSize) {
+    if (blockSize <= 0 || Integer.bitCount(blockSize) != 1 || position % blockSize != 0) {
+      throw new IllegalArgumentException("direct writes need a power-of-two block size and an aligned start: position "
+          + position + ", block " + blockSize);
+    }
+    this.direct = direct;
+    this.buffered = buffered;
+    this.block = blockSize;
+    this.position = position;
+    this.staging = ByteBuffer.allocateDirect(STAGING_BYTES + blockSize).alignedSlice(blockSize);
+  }
+
+  /** True when a range starting at {@code position} can be written directly with this block size. */
+  public static boolean aligned(long position, int blockSize) {
+    return blockSize > 0 && Integer.bitCount(blockSize) == 1 && position % blockSize == 0;
+  }
+
+  @Override
+  public void write(ByteBuffer bytes) throws IOException {
+    while (bytes.hasRemaining()) {
+      int n = Math.min(bytes.remaining(), staging.remaining());
+      ByteBuffer slice = bytes.duplicate();
+      slice.limit(slice.position() + n);
+      staging.put(slice);
+      bytes.position(bytes.position() + n);
+      if (!staging.hasRemaining()) {
+        flushAligned();
+      }
+    }
+  }
+
+  @Override
+  public void finish() throws IOException {
+    flushAligned();
+    staging.flip();
+    while (staging.hasRemaining()) {
+      position += buffered.write(staging, position);
+    }
+    staging = null;
+  }
+
+  /** Writes the block-aligned part of the staged bytes directly and keeps the rest staged. */
+  private void flushAligned() throws IOException {
+    int alignedBytes = staging.position() & -block;
+    if (alignedBytes == 0) {
+      return;
+    }
+    staging.flip();
+    int rest = staging.limit() - alignedBytes;
+    staging.limit(alignedBytes);
+    while (staging.hasRemaining()) {
+      position += direct.write(staging, position);
+    }
+    // Move the unaligned remainder (< one block) to the front of the buffer.
+    staging.limit(alignedBytes + rest);
+    staging.compact();
+  }
+}

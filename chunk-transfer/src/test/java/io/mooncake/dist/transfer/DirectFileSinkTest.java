@@ -1,0 +1,97 @@
+package io.mooncake.dist.transfer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.nio.file.ExtendedOpenOption;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DirectFileSinkTest {
+  @TempDir
+  Path tmp;
+
+  private static byte[] random(int n, long seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  private FileChannel openDirect(Path file) throws IOException {
+    return FileChannel.open(file, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+  }
+
+  private static int blockSize(Path file) throws IOException {
+    return (int) Files.getFileStore(file).getBlockSize();
+  }
+
+  @Test
+  void anAlignedRangeWithAnUnalignedTailLandsByteForByteInPieces() throws IOException {
+    Path file = tmp.resolve("f.bin");
+    int size = 9 * 1024 * 1024 + 123;
+    byte[] data = random(size, 1);
+    try (FileChannel c = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      c.write(ByteBuffer.wrap(new byte[1]), size + 8192L); // pre-size larger, as a model file is
+    }
+    int block = blockSize(file);
+    long start = 8192;
+    try (FileChannel direct = openDirect(file);
+        FileChannel buffered = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      DirectFileSink sink = new DirectFileSink(direct, buffered, start, block);
+      Random r = new Random(2);
+      int pos = 0;
+      while (pos < size - start) {
+        int n = Math.min((int) (size - start) - pos, 1 + r.nextInt(300_000));
+        sink.write(ByteBuffer.wrap(data, pos, n));
+        pos += n;
+      }
+      sink.finish();
+    }
+    byte[] onDisk = Files.readAllBytes(file);
+    byte[] expected = java.util.Arrays.copyOfRange(data, 0, (int) (size - start));
+    assertArrayEquals(expected, java.util.Arrays.copyOfRange(onDisk, (int) start, size));
+  }
+
+  @Test
+  void anUnalignedStartIsRefused() throws IOException {
+    Path file = Files.createFile(tmp.resolve("g.bin"));
+    try (FileChannel c = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      assertThrows(IllegalArgumentException.class, () -> new DirectFileSink(c, c, 100, 4096));
+    }
+    assertTrue(DirectFileSink.aligned(64L << 20, 4096));
+    assertTrue(!DirectFileSink.aligned(262_145, 4096));
+  }
+
+  @Test
+  void aFetchThroughADirectSinkMatchesTheSourceAndItsDigest() throws Exception {
+    Path src = tmp.resolve("src.bin");
+    byte[] data = random(20 * 1024 * 1024 + 77, 3);
+    Files.write(src, data);
+    Path dst = tmp.resolve("dst.bin");
+    try (FileChannel c = FileChannel.open(dst, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      c.write(ByteBuffer.wrap(new byte[1]), data.length - 1L);
+    }
+    try (ChunkServer server = ChunkServer.start("127.0.0.1", 0, id -> Optional.of(new FileRange(src, 0, data.length)));
+        ChunkClient client = new ChunkClient();
+        FileChannel direct = openDirect(dst);
+        FileChannel buffered = FileChannel.open(dst, StandardOpenOption.WRITE)) {
+      FetchResult r = client.fetchBlocking("127.0.0.1", server.port(), "obj", 0, data.length,
+          new DirectFileSink(direct, buffered, 0, blockSize(dst)), null);
+      assertEquals(data.length, r.bytes());
+      assertEquals(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data)), r.sha256Hex());
+    }
+    assertArrayEquals(data, Files.readAllBytes(dst));
+  }
+}
