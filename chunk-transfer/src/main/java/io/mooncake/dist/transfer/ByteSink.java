@@ -14,6 +14,9 @@ public interface ByteSink {
   /** Called once after the last byte, before the fetch is reported complete. */
   default void finish() throws IOException {}
 
+  /** Called instead of {@link #finish} when the fetch fails: release what the sink holds. */
+  default void abort() {}
+
   /** Positional writes into {@code target} starting at {@code position}, through the page cache. */
   static ByteSink positional(java.nio.channels.FileChannel target, long position) {
     return new ByteSink() {

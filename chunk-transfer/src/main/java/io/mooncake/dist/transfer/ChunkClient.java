@@ -36,6 +36,7 @@ public final class ChunkClient implements AutoCloseable {
     public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     private final EventLoopGroup group;
+    private final io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit;
     private final Bootstrap bootstrap;
     private final Duration idleTimeout;
     private final AtomicInteger requestIds = new AtomicInteger();
@@ -51,12 +52,25 @@ public final class ChunkClient implements AutoCloseable {
      *                    arrives from the peer for this long; must be positive
      */
     public ChunkClient(Duration idleTimeout) {
+        this(idleTimeout, 0);
+    }
+
+    /**
+     * @param downloadBytesPerSecond receive at most this many bytes per second over all fetches
+     *                               together (0 = unlimited); reading pauses, so TCP slows the peer
+     */
+    public ChunkClient(Duration idleTimeout, long downloadBytesPerSecond) {
         Objects.requireNonNull(idleTimeout, "idleTimeout");
+        if (downloadBytesPerSecond < 0) {
+            throw new IllegalArgumentException("downloadBytesPerSecond must be >= 0: " + downloadBytesPerSecond);
+        }
         if (idleTimeout.isNegative() || idleTimeout.isZero()) {
             throw new IllegalArgumentException("idleTimeout must be positive: " + idleTimeout);
         }
         this.idleTimeout = idleTimeout;
         this.group = Transport.newGroup(0, "chunk-client", true);
+        this.downloadLimit = downloadBytesPerSecond == 0 ? null
+                : new io.netty.handler.traffic.GlobalTrafficShapingHandler(group, 0, downloadBytesPerSecond, 100);
         this.bootstrap = new Bootstrap()
                 .group(group)
                 .channel(Transport.channelType())
@@ -120,7 +134,7 @@ public final class ChunkClient implements AutoCloseable {
         FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout);
         ChannelFuture connect;
         try {
-            connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler)).connect(host, port);
+            connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler, downloadLimit)).connect(host, port);
         } catch (RuntimeException e) {
             // The event loops were shut down between the closed check and here.
             result.completeExceptionally(new ChunkTransferException(
@@ -182,6 +196,9 @@ public final class ChunkClient implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            if (downloadLimit != null) {
+                downloadLimit.release();
+            }
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly();
         }
     }

@@ -76,10 +76,24 @@ public final class ChunkServer implements AutoCloseable {
      * @throws UncheckedIOException if the address cannot be bound (e.g. port in use)
      */
     public static ChunkServer start(String bindHost, int port, ObjectLocator locator) throws InterruptedException {
+        return start(bindHost, port, locator, 0);
+    }
+
+    /**
+     * As {@link #start(String, int, ObjectLocator)}, sending at most {@code uploadBytesPerSecond}
+     * over all connections together (0 = unlimited).
+     */
+    public static ChunkServer start(String bindHost, int port, ObjectLocator locator, long uploadBytesPerSecond)
+            throws InterruptedException {
         Objects.requireNonNull(bindHost, "bindHost");
         Objects.requireNonNull(locator, "locator");
+        if (uploadBytesPerSecond < 0) {
+            throw new IllegalArgumentException("uploadBytesPerSecond must be >= 0: " + uploadBytesPerSecond);
+        }
         EventLoopGroup acceptGroup = Transport.newGroup(1, "chunk-server-accept", false);
         EventLoopGroup ioGroup = Transport.newGroup(0, "chunk-server-io", false);
+        io.netty.handler.traffic.GlobalTrafficShapingHandler uploadLimit = uploadBytesPerSecond == 0 ? null
+                : new io.netty.handler.traffic.GlobalTrafficShapingHandler(ioGroup, uploadBytesPerSecond, 0, 100);
         // Locator calls and file opens may block; they get their own threads, never the I/O loops'.
         ExecutorService lookups = Executors.newFixedThreadPool(
                 Math.max(2, Runtime.getRuntime().availableProcessors()), new DefaultThreadFactory("chunk-server-lookup", true));
@@ -98,7 +112,7 @@ public final class ChunkServer implements AutoCloseable {
                 // Lets a client send its requests and half-close; pending answers still go out.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ChunkServerInitializer(new SourceResolver(locator), lookups, channels,
-                        bytesServed, CONNECTION_IDLE_TIMEOUT));
+                        bytesServed, CONNECTION_IDLE_TIMEOUT, uploadLimit));
         ChannelFuture bind;
         try {
             bind = bootstrap.bind(bindHost, port).await();

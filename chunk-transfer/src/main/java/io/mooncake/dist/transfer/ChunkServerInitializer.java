@@ -18,8 +18,12 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
     private final LongAdder bytesServed;
     private final Duration idleTimeout;
 
+    private final io.netty.handler.traffic.GlobalTrafficShapingHandler uploadLimit;
+
     ChunkServerInitializer(SourceResolver resolver, Executor blocking, ChannelGroup channels,
-                           LongAdder bytesServed, Duration idleTimeout) {
+                           LongAdder bytesServed, Duration idleTimeout,
+                           io.netty.handler.traffic.GlobalTrafficShapingHandler uploadLimit) {
+        this.uploadLimit = uploadLimit;
         this.resolver = resolver;
         this.blocking = blocking;
         this.channels = channels;
@@ -30,6 +34,10 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
     @Override
     protected void initChannel(SocketChannel ch) {
         channels.add(ch);
+        if (uploadLimit != null) {
+            // One shaper for every connection: the node's whole uplink is limited, not each peer.
+            ch.pipeline().addLast("upload-limit", uploadLimit);
+        }
         ch.pipeline()
                 // observeOutput: a slow but progressing sendfile is not idle; a peer that stopped reading is.
                 .addLast("idle", new IdleStateHandler(true, 0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))

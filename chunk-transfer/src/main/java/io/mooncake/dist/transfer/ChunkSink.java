@@ -54,6 +54,10 @@ final class ChunkSink {
         target.finish();
     }
 
+    void abort() {
+        target.abort();
+    }
+
     long written() {
         return written;
     }

@@ -15,7 +15,9 @@ import java.nio.channels.FileChannel;
  * file system's block size. The range's start must be aligned (object offsets are multiples of
  * the chunk size); a tail shorter than a block (the end of an object whose length is not a
  * multiple of the block) goes through {@code buffered}, a normal channel on the same file.
- * Memory: one staging buffer per sink, released when the sink finishes.
+ * Memory: one staging buffer per sink in flight, taken from a small pool and returned when the
+ * sink finishes or aborts, so steady copying allocates no direct memory (a direct buffer left to
+ * the garbage collector is freed late, which shows up as resident memory).
  */
 public final class DirectFileSink implements ByteSink {
   /** Staging size: large enough that each write is one efficient device request. */
@@ -42,7 +44,7 @@ public final class DirectFileSink implements ByteSink {
     this.buffered = buffered;
     this.block = blockSize;
     this.position = position;
-    this.staging = ByteBuffer.allocateDirect(STAGING_BYTES + blockSize).alignedSlice(blockSize);
+    this.staging = StagingPool.take(blockSize);
   }
 
   /** True when a range starting at {@code position} can be written directly with this block size. */
@@ -71,7 +73,43 @@ public final class DirectFileSink implements ByteSink {
     while (staging.hasRemaining()) {
       position += buffered.write(staging, position);
     }
+    abort();
+  }
+
+  @Override
+  public void abort() {
+    ByteBuffer b = staging;
     staging = null;
+    if (b != null) {
+      StagingPool.give(b);
+    }
+  }
+
+  /** Aligned staging buffers, reused across fetches; at most {@code MAX_POOLED} are kept. */
+  private static final class StagingPool {
+    private static final int MAX_POOLED = 8;
+    private static final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> POOL =
+        new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private static final java.util.concurrent.atomic.AtomicInteger SIZE = new java.util.concurrent.atomic.AtomicInteger();
+
+    static ByteBuffer take(int blockSize) {
+      ByteBuffer b = POOL.poll();
+      if (b != null) {
+        SIZE.decrementAndGet();
+        if (b.alignmentOffset(0, blockSize) == 0) {
+          return b.clear();
+        }
+      }
+      return ByteBuffer.allocateDirect(STAGING_BYTES + blockSize).alignedSlice(blockSize).limit(STAGING_BYTES).slice();
+    }
+
+    static void give(ByteBuffer b) {
+      if (SIZE.incrementAndGet() <= MAX_POOLED) {
+        POOL.add(b.clear());
+      } else {
+        SIZE.decrementAndGet();
+      }
+    }
   }
 
   /** Writes the block-aligned part of the staged bytes directly and keeps the rest staged. */

@@ -189,6 +189,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
+        sink.abort();
         if (channel != null) {
             channel.close();
         }

@@ -42,6 +42,14 @@ public final class ClientMain implements Callable<Integer> {
   @Option(names = "--poll-ms", defaultValue = "1000", description = "Claim poll interval when no NOTIFY arrives (default: ${DEFAULT-VALUE}).")
   long pollMs;
 
+  @Option(names = "--upload-limit-mbit", defaultValue = "0",
+      description = "Serve chunks to peers at most this fast, in Mbit/s over all peers; 0 = unlimited (default: ${DEFAULT-VALUE}).")
+  long uploadMbit;
+
+  @Option(names = "--download-limit-mbit", defaultValue = "0",
+      description = "Copy chunks from peers at most this fast, in Mbit/s over all copies; 0 = unlimited (default: ${DEFAULT-VALUE}).")
+  long downloadMbit;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClientMain()).execute(args));
   }
@@ -57,6 +65,10 @@ public final class ClientMain implements Callable<Integer> {
     }
     if (dbUrl == null || dbUrl.isBlank()) {
       System.err.println("mooncake_client: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
+      return 2;
+    }
+    if (uploadMbit < 0 || downloadMbit < 0) {
+      System.err.println("mooncake_client: --upload-limit-mbit and --download-limit-mbit must be >= 0 (0 = unlimited)");
       return 2;
     }
     if (concurrency < 1 || heartbeatMs < 100 || leaseSeconds * 1000 <= 2 * heartbeatMs || pollMs < 10) {
@@ -83,7 +95,8 @@ public final class ClientMain implements Callable<Integer> {
       return 3;
     }
     NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
-        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs)), db);
+        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
+        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db);
     try {
       worker.start();
     } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.domain.NodeId;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.CompletionBatcher;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
@@ -36,17 +37,25 @@ public final class NodeWorker implements AutoCloseable {
 
   /** Settings; see {@code mooncake_client --help}. */
   public record Settings(NodeId nodeId, Path dataDir, String bindHost, int concurrency, Duration heartbeat,
-      Duration lease, Duration poll) {}
+      Duration lease, Duration poll, long uploadBytesPerSecond, long downloadBytesPerSecond) {
+    /** Without rate limits. */
+    public Settings(NodeId nodeId, Path dataDir, String bindHost, int concurrency, Duration heartbeat, Duration lease,
+        Duration poll) {
+      this(nodeId, dataDir, bindHost, concurrency, heartbeat, lease, poll, 0, 0);
+    }
+  }
 
   private final Settings settings;
   private final Database db;
   private final String nodeId;
   private final String leaseOwner;
   private final TaskQueue queue;
+  /** Successes of tasks that finish together are recorded in one transaction. */
+  private final CompletionBatcher completions;
   private final NodeRegistry registry;
   private final ReplicaCatalog replicas;
   private final ModelStore store;
-  private final ChunkClient client = new ChunkClient();
+  private final ChunkClient client;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
@@ -63,15 +72,18 @@ public final class NodeWorker implements AutoCloseable {
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
     this.queue = new TaskQueue(db.dsl());
+    this.completions = new CompletionBatcher(queue, 64);
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = new ModelStore(settings.dataDir());
+    this.client = new ChunkClient(ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
 
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
-    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate);
+    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate,
+        settings.uploadBytesPerSecond());
     registry.register(nodeId, settings.nodeId().host(), settings.nodeId().port(), settings.dataDir().toString(), instanceId);
     int released = queue.releaseLeasesOfOtherInstances(nodeId, leaseOwner);
     if (released > 0) {
@@ -171,7 +183,7 @@ public final class NodeWorker implements AutoCloseable {
       TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner);
       try {
         Outcome o = exec.execute(task, progress);
-        if (!queue.succeed(task.taskId(), leaseOwner, o.bytes(), o.resultJson(), o.publish())) {
+        if (!completions.succeed(new TaskQueue.Completion(task.taskId(), leaseOwner, o.bytes(), o.resultJson(), o.publish()))) {
           log.warn("{} finished but its lease was lost; the outcome is discarded", what);
         } else {
           log.info("{} succeeded ({} bytes)", what, o.bytes());
