@@ -144,7 +144,8 @@ ALTER TABLE tasks SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, a
 ALTER TABLE nodes SET (fillfactor = 50);
 ALTER TABLE placements SET (fillfactor = 80);
 
--- Wake-ups: one notification per node per statement that creates or re-queues its work,
+-- Wake-ups: one notification per node per statement that creates, re-queues or releases its work
+-- (a blocked copy's run_after moving from 9999-01-01 to the past),
 -- and one per job whose tasks finished, so the scheduler re-evaluates without waiting for a tick.
 CREATE FUNCTION mooncake_notify_tasks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -160,7 +161,7 @@ CREATE FUNCTION mooncake_notify_tasks_updated() RETURNS trigger LANGUAGE plpgsql
 BEGIN
     PERFORM pg_notify('mooncake_node', n.node_id)
        FROM (SELECT DISTINCT nr.node_id FROM new_rows nr JOIN old_rows o ON o.task_id = nr.task_id
-              WHERE nr.state = 'pending' AND o.state <> 'pending') n;
+              WHERE nr.state = 'pending' AND (o.state <> 'pending' OR nr.run_after < o.run_after)) n;
     PERFORM pg_notify('mooncake_job', j.job_id)
        FROM (SELECT DISTINCT nr.job_id FROM new_rows nr JOIN old_rows o ON o.task_id = nr.task_id
               WHERE nr.state IN ('succeeded', 'failed') AND o.state <> nr.state) j;

@@ -30,7 +30,9 @@ public final class ChunkTransferException extends IOException {
         /** The connection could not be made, or was lost before a response header arrived. */
         CONNECTION,
         /** No bytes arrived from the peer for the client's idle timeout. */
-        TIMEOUT
+        TIMEOUT,
+        /** Writing the received bytes locally failed (the cause says why, e.g. a full disk); not the peer's fault. */
+        LOCAL_IO
     }
 
     private final Kind kind;

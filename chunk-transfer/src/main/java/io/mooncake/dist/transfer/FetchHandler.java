@@ -154,7 +154,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         try {
             total = sink.write(payload);
         } catch (IOException e) {
-            fail(Kind.SHORT_TRANSFER, "cannot write to local target after " + sink.written() + " of "
+            fail(Kind.LOCAL_IO, "cannot write to local target after " + sink.written() + " of "
                     + spec.length() + " bytes: " + e, e);
             return;
         }
@@ -176,7 +176,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         try {
             sink.finish();
         } catch (IOException e) {
-            fail(Kind.SHORT_TRANSFER, "cannot write the last bytes to the local target: " + e, e);
+            fail(Kind.LOCAL_IO, "cannot write the last bytes to the local target: " + e, e);
             return;
         }
         finished = true;

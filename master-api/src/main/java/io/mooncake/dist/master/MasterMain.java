@@ -37,6 +37,14 @@ public final class MasterMain implements Callable<Integer> {
       description = "Scheduler poll interval; task completions also wake it through NOTIFY (default: ${DEFAULT-VALUE}).")
   long tickMs;
 
+  @Option(names = "--node-grace-seconds", defaultValue = "300",
+      description = "A placement whose node has not heartbeated for this long gets its open tasks failed (default: ${DEFAULT-VALUE}).")
+  long nodeGraceSeconds;
+
+  @Option(names = "--retention-hours", defaultValue = "168",
+      description = "Task rows of jobs finished longer ago than this are pruned (default: ${DEFAULT-VALUE}).")
+  long retentionHours;
+
   public static void main(String[] args) {
     SLF4JBridgeHandler.removeHandlersForRootLogger();
     SLF4JBridgeHandler.install();
@@ -53,6 +61,10 @@ public final class MasterMain implements Callable<Integer> {
       System.err.println("mooncake_master: --http-port must be 0-65535, got " + httpPort);
       return 2;
     }
+    if (nodeGraceSeconds < 1 || retentionHours < 0) {
+      System.err.println("mooncake_master: --node-grace-seconds must be at least 1 and --retention-hours at least 0");
+      return 2;
+    }
     Database db;
     try {
       db = Database.open(dbUrl, poolSize, "mooncake_master");
@@ -61,7 +73,8 @@ public final class MasterMain implements Callable<Integer> {
       System.err.println("mooncake_master: " + e.getMessage());
       return 3;
     }
-    SchedulerLoop scheduler = new SchedulerLoop(db, Duration.ofMillis(tickMs)).start();
+    SchedulerLoop scheduler = new SchedulerLoop(db, new SchedulerLoop.Settings(Duration.ofMillis(tickMs),
+        Duration.ofSeconds(nodeGraceSeconds), Duration.ofHours(retentionHours), SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY)).start();
     WebServer server = WebServer.builder()
         .host(bindHost)
         .port(httpPort)

@@ -3,6 +3,7 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.CompletionBatcher;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
@@ -59,6 +60,13 @@ public final class NodeWorker implements AutoCloseable {
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
+  /**
+   * Jobs whose placement on this node failed for good: their remaining copies fail fast and any
+   * partial file they touch is removed again, since copies already in flight may recreate it.
+   */
+  private final java.util.Set<String> abandonedJobs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Tasks being executed right now: the only leases the heartbeat renews. */
+  private final java.util.Set<Long> executing = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final String instanceId = UUID.randomUUID().toString();
   private ChunkServer server;
   private PgListener listener;
@@ -137,7 +145,7 @@ public final class NodeWorker implements AutoCloseable {
           wake.release();
           return;
         }
-        queue.renewLeases(leaseOwner, settings.lease());
+        queue.renewLeases(leaseOwner, java.util.List.copyOf(executing), settings.lease());
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
       }
@@ -178,31 +186,81 @@ public final class NodeWorker implements AutoCloseable {
 
   private void runTask(ClaimedTask task) {
     String what = task.type() + (task.objectId().isEmpty() ? "" : " " + task.objectId()) + " of job " + task.jobId();
+    executing.add(task.taskId());
     try {
       Progress progress = new Progress(queue, task.taskId(), leaseOwner, 250);
       TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner);
+      Outcome outcome = null;
+      TaskFailure failure;
+      boolean placementTask = task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE;
       try {
-        Outcome o = exec.execute(task, progress);
-        if (!completions.succeed(new TaskQueue.Completion(task.taskId(), leaseOwner, o.bytes(), o.resultJson(), o.publish()))) {
-          log.warn("{} finished but its lease was lost; the outcome is discarded", what);
-        } else {
-          log.info("{} succeeded ({} bytes)", what, o.bytes());
+        if (placementTask && abandonedJobs.contains(task.jobId())) {
+          throw new TaskFailure("the placement of job " + task.jobId() + " on " + nodeId + " already failed", false);
         }
+        outcome = exec.execute(task, progress);
+        failure = null;
       } catch (TaskFailure f) {
-        String state = queue.fail(task.taskId(), leaseOwner, f.getMessage(), f.retryable());
-        log.warn("{} failed (attempt {}/{}, now {}): {}", what, task.attempt(), task.maxAttempts(), state, f.getMessage());
+        failure = f;
       } catch (RuntimeException e) {
         log.error("{} hit an unexpected error", what, e);
-        queue.fail(task.taskId(), leaseOwner, "unexpected error: " + e, false);
+        failure = new TaskFailure("unexpected error: " + e, false, e);
       }
-    } catch (RuntimeException e) {
-      // Reporting itself failed (database gone): the lease will expire and the task be rescued.
-      log.warn("could not record the outcome of {}: {}", what, e.getMessage());
+      record(task, what, outcome, failure);
+      if (placementTask && abandonedJobs.contains(task.jobId())) {
+        store.discardPartials(task.payload());
+      }
     } finally {
+      executing.remove(task.taskId());
       inFlight.decrementAndGet();
       wake.release();
     }
   }
+
+  /**
+   * Writes the outcome back, retrying while the database is unreachable (a restart takes
+   * seconds): the work is done and durable, so it is worth keeping. Gives up after about a
+   * minute; the lease then lapses (the heartbeat no longer renews it) and the task is rescued.
+   */
+  private void record(ClaimedTask task, String what, Outcome outcome, TaskFailure failure) {
+    long backoffMs = 250;
+    for (int attempt = 1; running() || attempt == 1; attempt++) {
+      try {
+        if (failure == null) {
+          if (!completions.succeed(new TaskQueue.Completion(task.taskId(), leaseOwner, outcome.bytes(),
+              outcome.resultJson(), outcome.publish()))) {
+            log.warn("{} finished but its lease was lost; the outcome is discarded", what);
+          } else {
+            log.info("{} succeeded ({} bytes)", what, outcome.bytes());
+          }
+        } else {
+          String state = queue.fail(task.taskId(), leaseOwner, failure.getMessage(), failure.retryable());
+          log.warn("{} failed (attempt {}/{}, now {}): {}", what, task.attempt(), task.maxAttempts(), state,
+              failure.getMessage());
+          if ("failed".equals(state) && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
+            // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
+            abandonedJobs.add(task.jobId());
+            store.discardPartials(task.payload());
+          }
+        }
+        return;
+      } catch (RuntimeException e) {
+        if (backoffMs > 60_000) {
+          log.warn("could not record the outcome of {}, giving up (its lease will lapse): {}", what, e.getMessage());
+          return;
+        }
+        log.warn("could not record the outcome of {} (database unreachable?), retrying in {} ms: {}", what,
+            backoffMs, e.getMessage());
+        try {
+          Thread.sleep(backoffMs);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+        backoffMs *= 2;
+      }
+    }
+  }
+
 
   public boolean running() {
     return running;

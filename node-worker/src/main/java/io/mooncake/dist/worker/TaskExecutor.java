@@ -156,7 +156,15 @@ final class TaskExecutor {
         }
         lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
             + ": expected " + object.digest() + ", got " + digest;
+        // The holder's bytes do not match the digest it published: drop that replica so nobody
+        // else copies it (its own node re-checks or re-copies when a job needs the object again).
+        replicas.remove(holder.nodeId(), object.objectId());
       } catch (ChunkTransferException e) {
+        if (e.kind() == ChunkTransferException.Kind.LOCAL_IO && e.getCause() instanceof IOException io) {
+          // Our disk, not the peer: another holder would not help.
+          StoreException local = store.writeFailure(finalPath, io);
+          throw new TaskFailure("copy of object " + object.objectId() + ": " + local.getMessage(), local.retryable(), e);
+        }
         lastError = "copy of object " + object.objectId() + " from " + holder.nodeId() + " failed: " + e.getMessage();
       } catch (IOException e) {
         throw new TaskFailure("cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),

@@ -1,11 +1,13 @@
 package io.mooncake.dist.tests;
 
 import static io.mooncake.dist.db.jooq.Tables.JOBS;
+import static io.mooncake.dist.db.jooq.Tables.PLACEMENTS;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mooncake.dist.scheduler.domain.ChunkLayout;
@@ -15,21 +17,35 @@ import io.mooncake.dist.scheduler.domain.ManifestFile;
 import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.loop.ScheduleJob;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.CompletionBatcher;
 import io.mooncake.dist.scheduler.store.CreateResult;
 import io.mooncake.dist.scheduler.store.JobStore;
+import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.tests.support.PostgresDatabase;
+import java.sql.Connection;
+import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultConfiguration;
+import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The queue's guarantees against a real Postgres: claims, leases, rescue, retries, one driver per job. */
+/**
+ * The queue's guarantees against a real Postgres: claims, leases, rescue, batched and lost-lease
+ * writes, retries, node grace, one driver per job (also when a master dies holding it).
+ */
 class TaskQueueTest {
   @RegisterExtension
   static final PostgresDatabase pg = new PostgresDatabase();
@@ -133,5 +149,137 @@ class TaskQueueTest {
     dsl().update(JOBS).set(JOBS.STATUS, "planned").where(JOBS.JOB_ID.eq("idem-enqueue")).execute();
     ScheduleJob.run(dsl(), "idem-enqueue");
     assertEquals(1, dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("idem-enqueue")));
+  }
+
+  @Test
+  void aBatchOfSuccessesIsRecordedInOneGoAndALostLeaseInItIsRefused() {
+    jobWithDownload("batch-a", "10.0.0.8:1");
+    jobWithDownload("batch-b", "10.0.0.8:1");
+    jobWithDownload("batch-c", "10.0.0.8:1");
+    TaskQueue q = new TaskQueue(dsl());
+    List<ClaimedTask> held = q.claim("10.0.0.8:1", "w-new", 3, Duration.ofSeconds(30));
+    assertEquals(3, held.size());
+    // The third task's lease went to another owner (it was rescued and claimed again).
+    long stolen = held.get(2).taskId();
+    dsl().update(TASKS).set(TASKS.LEASE_OWNER, "w-other").where(TASKS.TASK_ID.eq(stolen)).execute();
+
+    Set<Long> recorded = q.succeedAll(held.stream()
+        .map(t -> new TaskQueue.Completion(t.taskId(), "w-new", 8, "{\"n\": 1}", List.of()))
+        .toList());
+    assertEquals(Set.of(held.get(0).taskId(), held.get(1).taskId()), recorded);
+    assertEquals("processing", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.TASK_ID.eq(stolen)).fetchOne().value1());
+    assertEquals(2, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.in(recorded).and(TASK_ATTEMPTS.OUTCOME.eq("succeeded"))));
+    assertEquals(0, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.eq(stolen)));
+    assertTrue(q.succeedAll(List.of(new TaskQueue.Completion(held.get(0).taskId(), "w-new", 8, null, List.of()))).isEmpty(),
+        "a task cannot succeed twice");
+  }
+
+  @Test
+  void tasksFinishingTogetherAreGroupCommittedAndEachCallerLearnsItsOwnOutcome() throws Exception {
+    for (int i = 0; i < 16; i++) {
+      jobWithDownload("group-" + i, "10.0.0.9:1");
+    }
+    TaskQueue q = new TaskQueue(dsl());
+    List<ClaimedTask> held = q.claim("10.0.0.9:1", "w", 16, Duration.ofSeconds(30));
+    assertEquals(16, held.size());
+    CompletionBatcher batcher = new CompletionBatcher(q, 4);
+    List<CompletableFuture<Boolean>> outcomes = held.stream()
+        .map(t -> CompletableFuture.supplyAsync(() -> batcher.succeed(
+            new TaskQueue.Completion(t.taskId(), t.taskId() % 5 == 0 ? "not-the-owner" : "w", 8, null, List.of()))))
+        .toList();
+    for (int i = 0; i < held.size(); i++) {
+      assertEquals(held.get(i).taskId() % 5 != 0, outcomes.get(i).get(30, TimeUnit.SECONDS), "task " + held.get(i).taskId());
+    }
+    long notOwned = held.stream().filter(t -> t.taskId() % 5 == 0).count();
+    assertEquals(16 - notOwned, dsl().fetchCount(TASKS, TASKS.JOB_ID.like("group-%").and(TASKS.STATE.eq("succeeded"))));
+  }
+
+  @Test
+  void theOpenTasksOfANodeGoneLongerThanTheGraceFailAndThePlacementWithThem() {
+    String gone = "10.0.0.10:1";
+    String alive = "10.0.0.11:1";
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    nodes.register(gone, "10.0.0.10", 1, "/data", "i1");
+    nodes.register(alive, "10.0.0.11", 1, "/data", "i2");
+    jobWithDownload("grace-gone", gone);
+    jobWithDownload("grace-alive", alive);
+    TaskQueue q = new TaskQueue(dsl());
+    ClaimedTask running = q.claim(gone, gone + "/i1", 1, Duration.ofSeconds(30)).get(0);
+    dsl().execute("UPDATE nodes SET heartbeat_at = now() - interval '15 minutes' WHERE node_id = ?", gone);
+
+    assertEquals(1, q.failTasksOfGoneNodes(Duration.ofSeconds(60)));
+    var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(running.taskId())).fetchOne();
+    assertEquals("failed", row.getState());
+    assertEquals("node " + gone + " gone for more than 60 s", row.getLastError());
+    assertFalse(q.succeed(running.taskId(), gone + "/i1", 8, null, List.of()), "the gone node's late success is refused");
+    assertEquals(List.of("failed"), dsl().select(TASK_ATTEMPTS.OUTCOME).from(TASK_ATTEMPTS)
+        .where(TASK_ATTEMPTS.TASK_ID.eq(running.taskId())).fetch(TASK_ATTEMPTS.OUTCOME));
+
+    assertTrue(ScheduleJob.run(dsl(), "grace-gone"));
+    assertEquals("failed", dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("grace-gone")).fetchOne().value1());
+    assertEquals("node " + gone + " gone for more than 60 s", dsl().select(PLACEMENTS.LAST_ERROR).from(PLACEMENTS)
+        .where(PLACEMENTS.JOB_ID.eq("grace-gone")).fetchOne().value1());
+    assertEquals("pending", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.JOB_ID.eq("grace-alive")).fetchOne().value1(),
+        "a node that heartbeats keeps its work");
+  }
+
+  @Test
+  void aMasterKilledWhileItHoldsAJobReleasesItAndAnotherMasterDrivesIt() throws Exception {
+    jobWithDownload("killed-master", "10.0.0.12:1");
+    dsl().update(JOBS).set(JOBS.STATUS, "planned").where(JOBS.JOB_ID.eq("killed-master")).execute();
+    dsl().deleteFrom(TASKS).where(TASKS.JOB_ID.eq("killed-master")).execute();
+    CountDownLatch locked = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    // Master A evaluates on its own connection and stalls right after locking the job's row.
+    Connection a = DriverManager.getConnection(pg.url());
+    int pidA = DSL.using(a, SQLDialect.POSTGRES).resultQuery("SELECT pg_backend_pid()").fetchOne(0, Integer.class);
+    ExecuteListener stallAfterLock = new ExecuteListener() {
+      @Override
+      public void executeEnd(ExecuteContext ctx) {
+        if (ctx.sql() != null && ctx.sql().contains("skip locked") && ctx.sql().contains("jobs")) {
+          locked.countDown();
+          try {
+            never.await(60, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    DSLContext masterA = DSL.using(new DefaultConfiguration().set(a).set(SQLDialect.POSTGRES)
+        .set(new DefaultExecuteListenerProvider(stallAfterLock)));
+    CompletableFuture<Boolean> runA = CompletableFuture.supplyAsync(() -> ScheduleJob.run(masterA, "killed-master"));
+    assertTrue(locked.await(30, TimeUnit.SECONDS));
+    assertFalse(ScheduleJob.run(dsl(), "killed-master"), "while A holds the job, B skips it");
+
+    // A dies as under SIGKILL: its backend goes away with the transaction and the row lock.
+    assertTrue(dsl().resultQuery("SELECT pg_terminate_backend(?)", pidA).fetchOne(0, Boolean.class));
+    never.countDown();
+    ExecutionException died = assertThrows(ExecutionException.class, () -> runA.get(30, TimeUnit.SECONDS));
+    assertTrue(died.getCause() instanceof RuntimeException, died.toString());
+    a.close();
+
+    assertTrue(ScheduleJob.run(dsl(), "killed-master"), "B drives the job once A is gone");
+    assertEquals(1, dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("killed-master")), "A's half-done pass left nothing behind");
+    assertEquals("seeding", dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("killed-master")).fetchOne().value1());
+  }
+
+  @Test
+  void aLeaseThatLapsesOnTheLastAttemptFailsTheTaskAndEveryLapseIsRecordedWithItsOwner() {
+    jobWithDownload("lapse-cap", "10.0.0.13:1");
+    TaskQueue q = new TaskQueue(dsl());
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      ClaimedTask t = q.claim("10.0.0.13:1", "owner-" + attempt, 1, Duration.ofSeconds(30)).get(0);
+      assertEquals(attempt, t.attempt());
+      dsl().execute("UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE task_id = ?", t.taskId());
+      assertEquals(1, q.rescueExpiredLeases());
+    }
+    var row = dsl().selectFrom(TASKS).where(TASKS.JOB_ID.eq("lapse-cap")).fetchOne();
+    assertEquals("failed", row.getState(), "download tasks allow 3 attempts");
+    assertEquals("lease expired: node 10.0.0.13:1 stopped renewing it during attempt 3", row.getLastError());
+    assertEquals(List.of("owner-1", "owner-2", "owner-3"), dsl().select(TASK_ATTEMPTS.LEASE_OWNER).from(TASK_ATTEMPTS)
+        .where(TASK_ATTEMPTS.TASK_ID.eq(row.getTaskId())).and(TASK_ATTEMPTS.OUTCOME.eq("lease_expired"))
+        .orderBy(TASK_ATTEMPTS.ATTEMPT).fetch(TASK_ATTEMPTS.LEASE_OWNER));
+    assertTrue(q.claim("10.0.0.13:1", "owner-4", 1, Duration.ofSeconds(30)).isEmpty());
   }
 }

@@ -271,6 +271,14 @@ public final class ModelStore {
     return new ObjectTarget(buffered, direct, block);
   }
 
+  /**
+   * Classifies a failure to write {@code file}: a full disk or a permission problem is permanent
+   * (retrying cannot help), other I/O errors are retryable.
+   */
+  public StoreException writeFailure(Path file, IOException e) {
+    return FileOps.writeFailure(file, e);
+  }
+
   /** An object's file, open for buffered and, when supported, direct writes. */
   public record ObjectTarget(FileChannel buffered, FileChannel direct, int blockSize) implements AutoCloseable {
     @Override

@@ -57,21 +57,30 @@ public final class SourceOpener {
       } catch (URISyntaxException | IllegalArgumentException e) {
         throw new StoreException("malformed file URL " + url + ": " + e.getMessage(), false, e);
       }
-      return openFile(path);
+      return openFile(path, expectedSize);
     }
     if (url.startsWith("/")) {
-      return openFile(Path.of(url));
+      return openFile(Path.of(url), expectedSize);
     }
     throw new StoreException("unsupported source URL " + url
         + " (expected file:///..., an absolute path, http:// or https://)", false);
   }
 
-  private static InputStream openFile(Path path) throws StoreException {
+  private static InputStream openFile(Path path, long expectedSize) throws StoreException {
     if (Files.isDirectory(path)) {
       throw new StoreException("source " + path + " is a directory, not a file", false);
     }
     try {
-      return Files.newInputStream(path);
+      InputStream in = Files.newInputStream(path);
+      // A file's size is known before reading: refuse a mismatch before a byte is written or
+      // published (the copy still checks the bytes actually read, in case the file changes).
+      long size = Files.size(path);
+      if (size != expectedSize) {
+        in.close();
+        throw new StoreException("source " + path + " is " + size + " bytes, manifest size_bytes is " + expectedSize,
+            false);
+      }
+      return in;
     } catch (NoSuchFileException e) {
       throw new StoreException("source file not found: " + path, false, e);
     } catch (AccessDeniedException e) {

@@ -95,7 +95,7 @@ class ModelStoreDownloadFailureTest {
     StoreException e = failingDownload(file);
 
     assertFalse(e.retryable());
-    assertEquals("source " + src + " yielded 4000 bytes, manifest size_bytes is 5000", e.getMessage());
+    assertEquals("source " + src + " is 4000 bytes, manifest size_bytes is 5000", e.getMessage());
   }
 
   @Test
@@ -107,7 +107,7 @@ class ModelStoreDownloadFailureTest {
     StoreException e = failingDownload(file);
 
     assertFalse(e.retryable());
-    assertEquals("source " + src.toUri() + " yielded 7500 bytes, manifest size_bytes is 5000", e.getMessage());
+    assertEquals("source " + src + " is 7500 bytes, manifest size_bytes is 5000", e.getMessage());
   }
 
   @Test

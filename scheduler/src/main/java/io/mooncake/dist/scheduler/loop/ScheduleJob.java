@@ -50,34 +50,51 @@ public final class ScheduleJob {
   private static final int MATERIALIZE_ATTEMPTS = 3;
 
   /**
-   * Builds the copy tasks of one follower in one statement, payload JSON included, for every
-   * object the seed has published so far (all of them once its download finished). Run on every
-   * pass while the seed is still downloading, so followers start on each object as soon as it is
-   * durable on the seed (pipelining). While the seed verifies reused replicas, only objects it
-   * re-published after its MODEL_VERIFY started count (verified, not merely listed). The digest is always the seed's: an older replica of the
-   * same object id elsewhere never decides what a follower stages.
+   * Creates every copy task of one follower in one statement, payload JSON built in SQL, blocked
+   * ({@code run_after} = 9999-01-01, a finite far future: Java time types cannot read
+   * {@code 'infinity'}) until {@link #RELEASE_COPIES} sees the object published.
+   * Each follower's tasks are inserted in a different rotation of the object order, and the claim
+   * takes the lowest task id first, so followers start on different objects: each has something
+   * the others lack and they copy from one another instead of all waiting on the seed.
    */
   private static final String ENQUEUE_COPIES = """
-      INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, max_attempts)
+      INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, max_attempts, run_after)
       SELECT jo.job_id, ?, 'REPLICA_COPY', jo.object_id,
              jsonb_build_object('model', ?::jsonb, 'files', jsonb_build_array(jsonb_build_object(
                'file_index', jf.file_index, 'path', jf.path, 'size_bytes', jf.size_bytes, 'sha256', jf.sha256,
                'download_url', NULL, 'objects', jsonb_build_array(jsonb_build_object(
                  'object_id', jo.object_id, 'chunk_index', jo.chunk_index, 'offset', jo.offset_bytes,
-                 'length', jo.length_bytes, 'digest', r.digest))))),
-             jo.length_bytes, ?
-        FROM job_objects jo
+                 'length', jo.length_bytes, 'digest', NULL))))),
+             jo.length_bytes, ?, '9999-01-01 00:00:00+00'::timestamptz
+        FROM (SELECT o.*, row_number() OVER (ORDER BY o.file_index, o.chunk_index) - 1 AS n
+                FROM job_objects o WHERE o.job_id = ?) jo
         JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
-        JOIN object_replicas r ON r.object_id = jo.object_id AND r.node_id = ? AND r.size_bytes = jo.length_bytes
-       WHERE jo.job_id = ?
-         AND (NOT ? OR r.created_at >= (SELECT v.started_at FROM tasks v
-                                         WHERE v.job_id = jo.job_id AND v.node_id = r.node_id
-                                           AND v.task_type = 'MODEL_VERIFY' AND v.state IN ('processing', 'succeeded')))
-         AND NOT EXISTS (SELECT 1 FROM tasks t
-                          WHERE t.job_id = jo.job_id AND t.node_id = ? AND t.task_type = 'REPLICA_COPY'
-                            AND t.object_id = jo.object_id)
-       ORDER BY jo.file_index, jo.chunk_index
+       ORDER BY (jo.n + ?) % ?
       ON CONFLICT DO NOTHING
+      """;
+
+  /**
+   * Unblocks the copies of every object the seed has published since its current acquisition
+   * (download or verification) started, filling in the seed's digest: run on every pass, so
+   * followers start on an object as soon as it is durable (download) or re-checked (seed reuse)
+   * on the seed. Replicas older than that start are not trusted: a download rewrites them, a
+   * verification has not vouched for them yet. Released tasks all get the same {@code run_after}
+   * (the job's creation), so the claim order stays the rotated task order.
+   */
+  private static final String RELEASE_COPIES = """
+      UPDATE tasks t
+         SET run_after = j.created_at,
+             payload = jsonb_set(t.payload, '{files,0,objects,0,digest}', to_jsonb(r.digest)),
+             updated_at = now()
+        FROM jobs j, job_objects jo, object_replicas r
+       WHERE t.job_id = ? AND t.task_type = 'REPLICA_COPY' AND t.state = 'pending' AND t.run_after = '9999-01-01 00:00:00+00'::timestamptz
+         AND j.job_id = t.job_id
+         AND jo.job_id = t.job_id AND jo.object_id = t.object_id
+         AND r.object_id = t.object_id AND r.node_id = j.seed_node_id AND r.size_bytes = jo.length_bytes
+         AND r.created_at >= (SELECT max(a.started_at) FROM tasks a
+                               WHERE a.job_id = t.job_id AND a.node_id = j.seed_node_id
+                                 AND a.task_type IN ('MODEL_DOWNLOAD', 'MODEL_VERIFY')
+                                 AND a.state IN ('processing', 'succeeded'))
       """;
 
   private ScheduleJob() {}
@@ -122,7 +139,10 @@ public final class ScheduleJob {
 
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
-    tx.select(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE, DSL.count(), DSL.max(TASKS.LAST_ERROR))
+    // The first failure's error is the cause; later ones are often its consequences.
+    tx.select(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE, DSL.count(),
+            DSL.field("(array_agg({0} ORDER BY {1} NULLS LAST, {2}))[1]", String.class,
+                TASKS.LAST_ERROR, TASKS.FINISHED_AT, TASKS.TASK_ID))
         .from(TASKS)
         .where(TASKS.JOB_ID.eq(jobId))
         .groupBy(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE)
@@ -152,12 +172,11 @@ public final class ScheduleJob {
       case Action.EnqueueMaterialize a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MATERIALIZE,
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
       case Action.EnqueueCopies a -> {
-        int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS,
-            job.getSeedNodeId(), jobId, a.verifiedOnly(), a.nodeId());
-        if (n > 0) {
-          log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
-        }
+        int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS, jobId,
+            a.rotation(), Math.max(1, manifest.objectCount()));
+        log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
       }
+      case Action.ReleaseCopies a -> tx.execute(RELEASE_COPIES, jobId);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
     }
   }

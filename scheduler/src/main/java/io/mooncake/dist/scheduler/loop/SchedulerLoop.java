@@ -5,60 +5,129 @@ import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.store.JobStore;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The master's scheduling thread. Each pass rescues expired leases, then evaluates every active
- * job it can lock. It runs every {@code tick} and at once when a task of some job finishes
- * (NOTIFY {@code mooncake_job}); polling covers lost notifications. Every master runs one:
- * per-job row locks, not a leader, decide who drives a job, so a dead master stalls nothing.
+ * The master's scheduling thread. Every {@code tick} it rescues expired leases, fails the open
+ * tasks of nodes gone longer than the node grace, and evaluates every active job it can lock. In
+ * between, a task of job X finishing (NOTIFY {@code mooncake_job, 'X'}) evaluates job X at once,
+ * first and alone, without walking every other active job; a notification without a job (a
+ * published replica, which may unblock pipelined copies of any job, or a listener reconnect)
+ * evaluates every active job.
+ * Polling covers lost notifications. Every master runs one: per-job row locks, not a leader,
+ * decide who drives a job, so a dead master stalls nothing. A second thread prunes the tasks of
+ * jobs finished longer than the retention ago ({@link PruneFinishedTasks}).
  */
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
   private static final int JOBS_PER_PASS = 1_000;
+  /** A polled job waits this many times its last evaluation's duration (see evaluateActiveJobs). */
+  private static final long POLL_COST_FACTOR = 10;
+
+  /**
+   * How the loop runs: full-pass interval, how long a node may miss heartbeats before its open
+   * tasks fail, how long finished jobs keep their task rows, and how often the pruner looks.
+   */
+  public record Settings(Duration tick, Duration nodeGrace, Duration retention, Duration pruneEvery) {
+    public static final Duration DEFAULT_NODE_GRACE = Duration.ofSeconds(300);
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(168);
+    public static final Duration DEFAULT_PRUNE_EVERY = Duration.ofMinutes(5);
+
+    /** The master's defaults around a given tick. */
+    public static Settings withTick(Duration tick) {
+      return new Settings(tick, DEFAULT_NODE_GRACE, DEFAULT_RETENTION, DEFAULT_PRUNE_EVERY);
+    }
+  }
 
   private final Database database;
+  private final Settings settings;
   private final JobStore jobs;
   private final TaskQueue queue;
-  private final Duration tick;
+  private final PruneFinishedTasks pruner;
   private final Semaphore wake = new Semaphore(0);
+  private final Set<String> dirtyJobs = ConcurrentHashMap.newKeySet();
+  /** When each active job is next due for a polling evaluation (System.nanoTime()). */
+  private final Map<String, Long> nextPoll = new ConcurrentHashMap<>();
+  private final AtomicBoolean fullPassWanted = new AtomicBoolean(true);
   private final Thread thread;
+  private final Thread pruneThread;
   private final PgListener listener;
   private volatile boolean running = true;
 
   public SchedulerLoop(Database database, Duration tick) {
+    this(database, Settings.withTick(tick));
+  }
+
+  public SchedulerLoop(Database database, Settings settings) {
     this.database = database;
+    this.settings = settings;
     this.jobs = new JobStore(database.dsl());
     this.queue = new TaskQueue(database.dsl());
-    this.tick = tick;
+    this.pruner = new PruneFinishedTasks(database.dsl(), settings.retention());
     this.thread = Thread.ofPlatform().name("scheduler").unstarted(this::run);
-    this.listener = new PgListener(database, List.of("mooncake_job"), (ch, payload) -> wake());
+    this.pruneThread = Thread.ofPlatform().daemon().name("task-pruner").unstarted(this::pruneLoop);
+    this.listener = new PgListener(database, List.of("mooncake_job"), (ch, jobId) -> {
+      if (jobId == null || jobId.isEmpty()) {
+        wake();
+      } else {
+        wake(jobId);
+      }
+    });
   }
 
   public SchedulerLoop start() {
     listener.start();
     thread.start();
+    pruneThread.start();
     return this;
   }
 
-  /** Runs a pass as soon as possible (e.g. right after a job is created). */
+  /** Runs a full pass as soon as possible (e.g. right after a job is created). */
   public void wake() {
+    fullPassWanted.set(true);
+    wake.release();
+  }
+
+  /** Evaluates one job as soon as possible. */
+  public void wake(String jobId) {
+    dirtyJobs.add(jobId);
     wake.release();
   }
 
   private void run() {
+    long lastTick = System.nanoTime() - settings.tick().toNanos();
     while (running) {
       try {
-        pass();
+        // First the jobs whose tasks just finished: this is the wake-up path, keep it short.
+        List<String> dirty = new ArrayList<>(dirtyJobs);
+        dirtyJobs.removeAll(dirty);
+        dirty.forEach(this::evaluate);
+        boolean tickDue = System.nanoTime() - lastTick >= settings.tick().toNanos();
+        if (tickDue) {
+          lastTick = System.nanoTime();
+          maintain();
+        }
+        if (fullPassWanted.getAndSet(false)) {
+          evaluateActiveJobs(Set.copyOf(dirty), false);
+        } else if (tickDue) {
+          evaluateActiveJobs(Set.copyOf(dirty), true);
+        }
       } catch (RuntimeException e) {
         log.warn("scheduler pass failed, retrying next tick: {}", e.getMessage());
       }
+      long untilTick = settings.tick().toNanos() - (System.nanoTime() - lastTick);
       try {
-        if (wake.tryAcquire(tick.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (dirtyJobs.isEmpty() && !fullPassWanted.get() && untilTick > 0
+            && wake.tryAcquire(untilTick, TimeUnit.NANOSECONDS)) {
           wake.drainPermits();
         }
       } catch (InterruptedException e) {
@@ -67,17 +136,73 @@ public final class SchedulerLoop implements AutoCloseable {
     }
   }
 
-  /** One pass; public so tests can drive the loop step by step. */
+  /** One full pass over every active job; public so tests can drive the loop step by step. */
   public void pass() {
+    maintain();
+    evaluateActiveJobs(Set.of(), false);
+  }
+
+  /** Once a tick: leases that expired, nodes gone longer than the grace. */
+  private void maintain() {
     int rescued = queue.rescueExpiredLeases();
     if (rescued > 0) {
       log.info("rescued {} tasks whose lease expired", rescued);
     }
-    for (String jobId : jobs.activeJobIds(JOBS_PER_PASS)) {
+    int gone = queue.failTasksOfGoneNodes(settings.nodeGrace());
+    if (gone > 0) {
+      log.warn("failed {} open tasks of nodes gone for more than {} s", gone, settings.nodeGrace().toSeconds());
+    }
+  }
+
+  /**
+   * Evaluates the active jobs. When only polling (the tick, no notification asked for it), a job
+   * is skipped until {@link #POLL_COST_FACTOR} times its last evaluation's duration has passed
+   * since it ended: the fallback poll of a job whose evaluation aggregates a million task rows
+   * then costs at most a tenth of the scheduler's time, while small jobs are still polled every
+   * tick. Notified jobs are always evaluated at once.
+   */
+  private void evaluateActiveJobs(Set<String> justEvaluated, boolean polling) {
+    List<String> active = jobs.activeJobIds(JOBS_PER_PASS);
+    nextPoll.keySet().retainAll(Set.copyOf(active));
+    long now = System.nanoTime();
+    for (String jobId : active) {
+      if (!justEvaluated.contains(jobId) && !(polling && nextPoll.getOrDefault(jobId, now) > now)) {
+        evaluate(jobId);
+      }
+    }
+  }
+
+  private void evaluate(String jobId) {
+    long start = System.nanoTime();
+    try {
+      ScheduleJob.run(database.dsl(), jobId);
+    } catch (RuntimeException e) {
+      log.warn("job {}: evaluation failed, retrying next pass: {}", jobId, e.toString());
+    }
+    long end = System.nanoTime();
+    nextPoll.put(jobId, end + (POLL_COST_FACTOR - 1) * (end - start));
+  }
+
+  /** Prunes now; public so tests and operators can run it without waiting for the schedule. */
+  public long prune() {
+    long deleted = pruner.run();
+    if (deleted > 0) {
+      log.info("pruned {} task rows of jobs finished more than {} h ago", deleted, settings.retention().toHours());
+    }
+    return deleted;
+  }
+
+  private void pruneLoop() {
+    while (running) {
       try {
-        ScheduleJob.run(database.dsl(), jobId);
+        prune();
       } catch (RuntimeException e) {
-        log.warn("job {}: evaluation failed, retrying next pass: {}", jobId, e.toString());
+        log.warn("pruning failed, retrying in {}: {}", settings.pruneEvery(), e.getMessage());
+      }
+      try {
+        Thread.sleep(settings.pruneEvery().toMillis());
+      } catch (InterruptedException e) {
+        return;
       }
     }
   }
@@ -87,8 +212,10 @@ public final class SchedulerLoop implements AutoCloseable {
     running = false;
     listener.close();
     thread.interrupt();
+    pruneThread.interrupt();
     try {
       thread.join(5_000);
+      pruneThread.join(5_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

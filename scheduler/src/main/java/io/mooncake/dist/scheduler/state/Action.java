@@ -9,14 +9,13 @@ public sealed interface Action {
   record EnqueueVerify(String nodeId) implements Action {}
 
   /**
-   * One {@code REPLICA_COPY} per object the seed has published for a follower. With
-   * {@code verifiedOnly}, only objects the seed's running {@code MODEL_VERIFY} has re-checked.
+   * One {@code REPLICA_COPY} per object for a follower, blocked until the object is released.
+   * {@code rotation} is where in the object order this follower starts, so followers start apart.
    */
-  record EnqueueCopies(String nodeId, boolean verifiedOnly) implements Action {
-    public EnqueueCopies(String nodeId) {
-      this(nodeId, false);
-    }
-  }
+  record EnqueueCopies(String nodeId, int rotation) implements Action {}
+
+  /** Release the blocked copies of every object the seed has published (or re-checked) so far. */
+  record ReleaseCopies() implements Action {}
 
   /** The follower holds every object: check and publish its files. */
   record EnqueueMaterialize(String nodeId) implements Action {}

@@ -14,11 +14,12 @@ import java.util.List;
  * ({@code seeding}). A failed verification falls back to a download. A failed download fails the
  * seed placement and the job, and no follower copy is ever enqueued.
  *
- * <p>Followers: while the seed downloads, each follower gets a copy task for every object the seed
- * has published so far (pipelining; the job stays {@code seeding}); once the seed is staged, for
- * the rest. With every object copied a follower gets a {@code MATERIALIZE}. A final failure of
- * any of them fails that placement only. Seed reuse pipelines too: while the seed re-hashes its
- * replicas, followers copy each object it has re-checked. The job completes when every placement is staged and fails once every placement
+ * <p>Followers: as soon as the seed starts acquiring, each follower gets all its copy tasks,
+ * blocked, in a rotated order; every pass releases the copies of objects the seed has published
+ * (downloaded and fsynced, or re-checked by seed reuse) since, so followers copy while the seed
+ * still works (pipelining; the job stays {@code seeding}). With every object copied and the seed
+ * staged a follower gets a {@code MATERIALIZE}. A final failure of any of them fails that
+ * placement only. The job completes when every placement is staged and fails once every placement
  * is terminal and one failed.
  */
 public final class JobEvaluator {
@@ -63,14 +64,27 @@ public final class JobEvaluator {
     }
 
     List<PlacementView> placements = new ArrayList<>();
+    int followers = facts.nodes().size() - 1;
+    int k = 0;
+    boolean blockedCopies = false;
     for (NodeFacts node : facts.nodes()) {
-      placements.add(node.seed() ? seedView : follower(node, phase, seed.nodeId(), facts.objectCount(), actions));
+      if (node.seed()) {
+        placements.add(seedView);
+        continue;
+      }
+      int rotation = followers == 0 ? 0 : (int) ((long) k++ * facts.objectCount() / followers);
+      placements.add(follower(node, phase, seed.nodeId(), facts.objectCount(), rotation, actions));
+      blockedCopies |= node.counts(TaskType.REPLICA_COPY).pending() > 0;
+    }
+    if (blockedCopies && phase != SeedPhase.FAILED) {
+      actions.add(new Action.ReleaseCopies());
     }
     boolean reused = !verify.none() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
     return new Evaluation(status(phase, reused, placements), lastError(phase, seedView, placements), placements, actions);
   }
 
-  private static PlacementView follower(NodeFacts node, SeedPhase phase, String seedId, int objectCount, List<Action> actions) {
+  private static PlacementView follower(NodeFacts node, SeedPhase phase, String seedId, int objectCount, int rotation,
+      List<Action> actions) {
     TaskCounts copies = node.counts(TaskType.REPLICA_COPY);
     TaskCounts materialize = node.counts(TaskType.MATERIALIZE);
     String id = node.nodeId();
@@ -96,13 +110,11 @@ public final class JobEvaluator {
       if (materialize.none()) {
         actions.add(new Action.EnqueueMaterialize(id));
       }
-    } else if (copies.total() < objectCount) {
-      // Idempotent: enqueues copies only for objects the seed published (or, while it verifies,
-      // re-checked) since the last pass.
-      actions.add(new Action.EnqueueCopies(id, phase == SeedPhase.VERIFYING));
+    } else if (copies.none() && objectCount > 0) {
+      // Every copy at once, blocked until its object is released (see ReleaseCopies).
+      actions.add(new Action.EnqueueCopies(id, rotation));
     }
-    boolean started = copies.total() > 0 || phase == SeedPhase.READY;
-    return new PlacementView(id, started ? PlacementState.ACQUIRING : PlacementState.PLANNED, null);
+    return new PlacementView(id, PlacementState.ACQUIRING, null);
   }
 
   private static JobStatus status(SeedPhase phase, boolean seedWasReused, List<PlacementView> placements) {

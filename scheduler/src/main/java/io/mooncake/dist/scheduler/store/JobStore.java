@@ -4,6 +4,7 @@ import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.JOB_FILES;
 import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
 import static io.mooncake.dist.db.jooq.Tables.PLACEMENTS;
+import static io.mooncake.dist.db.jooq.Tables.PLACEMENT_BYTES;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
 
 import io.mooncake.dist.db.jooq.tables.records.JobsRecord;
@@ -148,7 +149,10 @@ public final class JobStore {
 
   /**
    * The snapshot: the job row, its placements as the scheduler last wrote them, and staged bytes
-   * summed per node from the task rows by one aggregate query (never loading every task).
+   * per node from {@code placement_bytes}, which triggers keep equal to the sum over the job's
+   * MODEL_DOWNLOAD and REPLICA_COPY rows (succeeded at {@code bytes_total}, others at
+   * {@code bytes_done}). Three key lookups, however many tasks the job has, and still right after
+   * the finished job's tasks were pruned.
    */
   public Optional<JobSnapshot> snapshot(String jobId) {
     JobsRecord job = dsl.selectFrom(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOne();
@@ -156,13 +160,11 @@ public final class JobStore {
       return Optional.empty();
     }
     Map<String, Long> bytes = new HashMap<>();
-    dsl.select(TASKS.NODE_ID, DSL.sum(DSL.when(TASKS.STATE.eq("succeeded"), TASKS.BYTES_TOTAL).otherwise(TASKS.BYTES_DONE)))
-        .from(TASKS)
-        .where(TASKS.JOB_ID.eq(jobId))
-        .and(TASKS.TASK_TYPE.in(TaskType.MODEL_DOWNLOAD.name(), TaskType.REPLICA_COPY.name()))
-        .groupBy(TASKS.NODE_ID)
+    dsl.select(PLACEMENT_BYTES.NODE_ID, PLACEMENT_BYTES.STAGED_BYTES)
+        .from(PLACEMENT_BYTES)
+        .where(PLACEMENT_BYTES.JOB_ID.eq(jobId))
         .fetch()
-        .forEach((Record2<String, java.math.BigDecimal> r) -> bytes.put(r.value1(), r.value2() == null ? 0 : r.value2().longValue()));
+        .forEach(r -> bytes.put(r.value1(), r.value2()));
     long total = job.getTotalSizeBytes();
     List<PlacementSnapshot> placements = dsl.selectFrom(PLACEMENTS)
         .where(PLACEMENTS.JOB_ID.eq(jobId))

@@ -6,24 +6,42 @@ import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
 import io.mooncake.dist.scheduler.domain.TaskType;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.JSONB;
+import org.jooq.Record;
+import org.jooq.ResultQuery;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The task queue's worker side: claim under a lease, renew, report progress, finish. Every write
- * after the claim is guarded by {@code lease_owner} and {@code state = 'processing'}, so a worker
- * that lost its lease (expired and rescued, or its node restarted) cannot overwrite the outcome.
+ * The task queue's worker side: claim under a lease, renew, report progress, finish (one at a
+ * time or in batches). Every write after the claim is guarded by {@code lease_owner} and
+ * {@code state = 'processing'}, so a worker that lost its lease (expired and rescued, its node
+ * restarted, or failed for being gone longer than the node grace) cannot overwrite the outcome.
+ * The master side is here too: lease rescue and node grace.
  */
 public final class TaskQueue {
   /** Retry delay after attempt n: 2^n seconds, at most 60. */
   private static final Field<OffsetDateTime> BACKOFF = DSL.field(
       "now() + make_interval(secs => least(60, power(2, {0})))", SQLDataType.TIMESTAMPWITHTIMEZONE, TASKS.ATTEMPTS);
+
+  /** A success to record: the task, the lease it was claimed under, and what it produced. */
+  public record Completion(long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
+    public Completion {
+      publish = List.copyOf(publish);
+    }
+  }
 
   private final DSLContext dsl;
 
@@ -37,36 +55,88 @@ public final class TaskQueue {
   }
 
   /**
-   * Claims up to {@code limit} of the node's ready tasks in one statement:
-   * {@code UPDATE ... WHERE task_id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT n) RETURNING ...}.
-   * The inner select walks the partial index of pending rows for this node.
+   * The claim. The ready rows are picked in a {@code MATERIALIZED} CTE (Oban's "optimization
+   * fence": the locking subquery runs exactly once, whatever join the planner chooses around it)
+   * ordered by {@code (run_after, task_id)}, an order only the partial index {@code tasks_claim_idx}
+   * yields, so stale statistics cannot make the planner walk the primary key and filter finished
+   * rows. The state and the limit are literals, not binds: a generic plan (what a prepared
+   * statement ends up with) could not match the partial index's {@code WHERE state = 'pending'}
+   * against a parameter, nor know the limit is small. QueuePlanTest checks the plan.
+   */
+  private static final String CLAIM = """
+      WITH ready AS MATERIALIZED (
+        SELECT task_id
+          FROM tasks
+         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
+         ORDER BY run_after, task_id
+         LIMIT %d
+           FOR UPDATE SKIP LOCKED)
+      UPDATE tasks t
+         SET state = 'processing', lease_owner = ?, lease_expires_at = now() + make_interval(secs => ?::float8),
+             started_at = now(), updated_at = now(), attempts = t.attempts + 1, bytes_done = 0
+        FROM ready
+       WHERE t.task_id = ready.task_id
+      RETURNING t.task_id, t.job_id, t.node_id, t.task_type, t.object_id, t.payload::text, t.attempts, t.max_attempts
+      """;
+
+  /**
+   * Successes, one statement for any number of them: the rows still held under the given lease
+   * (guarded row by row by {@code lease_owner} and {@code state = 'processing'}) become succeeded,
+   * and their attempts are recorded by the same statement. One SQL text for every batch size
+   * (arrays, not a VALUES list), so it stays one server-side prepared statement.
+   */
+  private static final String SUCCEED = """
+      WITH v AS (
+        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result)),
+      done AS (
+        UPDATE tasks t
+           SET state = 'succeeded', bytes_done = v.bytes_done, result = v.result::jsonb, last_error = NULL,
+               finished_at = now(), updated_at = now()
+          FROM v
+         WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
+        RETURNING t.task_id, t.attempts, t.node_id, t.lease_owner, t.started_at)
+      INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome)
+      SELECT task_id, attempts, node_id, lease_owner, coalesce(started_at, now()), 'succeeded' FROM done
+      ON CONFLICT DO NOTHING
+      RETURNING task_id
+      """;
+
+  /**
+   * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
+   * due first. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
+   * more client CPU than the database spent running it.
    */
   public List<ClaimedTask> claim(String nodeId, String leaseOwner, int limit, Duration lease) {
-    var ready = DSL.select(TASKS.TASK_ID)
-        .from(TASKS)
-        .where(TASKS.NODE_ID.eq(nodeId))
-        .and(TASKS.STATE.eq("pending"))
-        .and(TASKS.RUN_AFTER.le(DSL.currentOffsetDateTime()))
-        .orderBy(TASKS.TASK_ID)
-        .limit(limit)
-        .forUpdate()
-        .skipLocked();
-    return dsl.update(TASKS)
-        .set(TASKS.STATE, "processing")
-        .set(TASKS.LEASE_OWNER, leaseOwner)
-        .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
-        .set(TASKS.STARTED_AT, DSL.currentOffsetDateTime())
-        .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-        .set(TASKS.ATTEMPTS, TASKS.ATTEMPTS.plus(1))
-        .set(TASKS.BYTES_DONE, 0L)
-        .where(TASKS.TASK_ID.in(ready))
-        .returning(TASKS.TASK_ID, TASKS.JOB_ID, TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.OBJECT_ID, TASKS.PAYLOAD,
-            TASKS.ATTEMPTS, TASKS.MAX_ATTEMPTS)
-        .fetch(r -> new ClaimedTask(r.getTaskId(), r.getJobId(), r.getNodeId(), TaskType.valueOf(r.getTaskType()),
-            r.getObjectId(), Json.read(r.getPayload().data(), TaskPayload.class), r.getAttempts(), r.getMaxAttempts()))
-        .stream()
-        .sorted((a, b) -> Long.compare(a.taskId(), b.taskId()))
-        .toList();
+    String sql = claimSql(limit);
+    List<ClaimedTask> out = dsl.connectionResult(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setString(1, nodeId);
+        ps.setString(2, leaseOwner);
+        ps.setDouble(3, lease.toMillis() / 1000.0);
+        List<ClaimedTask> claimed = new ArrayList<>(limit);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            claimed.add(new ClaimedTask(rs.getLong(1), rs.getString(2), rs.getString(3), TaskType.valueOf(rs.getString(4)),
+                rs.getString(5), Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8)));
+          }
+        }
+        return claimed;
+      }
+    });
+    out.sort(Comparator.comparingLong(ClaimedTask::taskId));
+    return out;
+  }
+
+  /** The claim as a query, not executed: for EXPLAIN checks of its plan. */
+  public ResultQuery<Record> claimStatement(String nodeId, String leaseOwner, int limit, Duration lease) {
+    return dsl.resultQuery(claimSql(limit), nodeId, leaseOwner, lease.toMillis() / 1000.0);
+  }
+
+  private static String claimSql(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive, got " + limit);
+    }
+    return CLAIM.formatted(limit);
   }
 
   /** Extends every lease the owner holds; returns how many it still holds. */
@@ -75,6 +145,23 @@ public final class TaskQueue {
         .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
         .where(TASKS.LEASE_OWNER.eq(leaseOwner))
         .and(TASKS.STATE.eq("processing"))
+        .execute();
+  }
+
+  /**
+   * Extends the leases of exactly these tasks, held by this owner. A worker renews only what it
+   * is still executing: a task whose outcome it could not record (database down at that moment)
+   * must lapse and be rescued, not stay leased forever by the heartbeat.
+   */
+  public int renewLeases(String leaseOwner, java.util.Collection<Long> taskIds, Duration lease) {
+    if (taskIds.isEmpty()) {
+      return 0;
+    }
+    return dsl.update(TASKS)
+        .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
+        .where(TASKS.LEASE_OWNER.eq(leaseOwner))
+        .and(TASKS.STATE.eq("processing"))
+        .and(TASKS.TASK_ID.in(taskIds))
         .execute();
   }
 
@@ -96,27 +183,64 @@ public final class TaskQueue {
    * written) when the lease is gone.
    */
   public boolean succeed(long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
+    return !succeedAll(List.of(new Completion(taskId, leaseOwner, bytesDone, resultJson, publish))).isEmpty();
+  }
+
+  /**
+   * Records several successes at once ({@link #SUCCEED}) and publishes the replicas of the tasks
+   * that were still held, in one transaction. A completion whose lease is gone changes nothing and
+   * is left out of the answer. Without replicas to publish it is a single autocommitted statement.
+   *
+   * @return the ids of the tasks now recorded as succeeded
+   */
+  public Set<Long> succeedAll(List<Completion> completions) {
+    if (completions.isEmpty()) {
+      return Set.of();
+    }
+    List<Completion> sorted = completions.stream().sorted(Comparator.comparingLong(Completion::taskId)).toList();
+    if (sorted.stream().allMatch(c -> c.publish().isEmpty())) {
+      return dsl.connectionResult(c -> markSucceeded(c, sorted));
+    }
     return dsl.transactionResult(cfg -> {
       DSLContext tx = cfg.dsl();
-      var row = tx.update(TASKS)
-          .set(TASKS.STATE, "succeeded")
-          .set(TASKS.BYTES_DONE, bytesDone)
-          .set(TASKS.RESULT, resultJson == null ? null : JSONB.valueOf(resultJson))
-          .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
-          .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-          .set(TASKS.LAST_ERROR, (String) null)
-          .where(TASKS.TASK_ID.eq(taskId))
-          .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-          .and(TASKS.STATE.eq("processing"))
-          .returning(TASKS.ATTEMPTS, TASKS.NODE_ID, TASKS.STARTED_AT)
-          .fetchOne();
-      if (row == null) {
-        return false;
+      Set<Long> recorded = tx.connectionResult(c -> markSucceeded(c, sorted));
+      List<Replica> publish = new ArrayList<>();
+      for (Completion c : sorted) {
+        if (recorded.contains(c.taskId())) {
+          publish.addAll(c.publish());
+        }
       }
-      recordAttempt(tx, taskId, row.getAttempts(), row.getNodeId(), leaseOwner, row.getStartedAt(), "succeeded", null);
       ReplicaCatalog.publish(tx, publish);
-      return true;
+      return recorded;
     });
+  }
+
+  private static Set<Long> markSucceeded(Connection c, List<Completion> sorted) throws SQLException {
+    int n = sorted.size();
+    Long[] ids = new Long[n];
+    String[] owners = new String[n];
+    Long[] bytes = new Long[n];
+    String[] results = new String[n];
+    for (int i = 0; i < n; i++) {
+      Completion done = sorted.get(i);
+      ids[i] = done.taskId();
+      owners[i] = done.leaseOwner();
+      bytes[i] = done.bytesDone();
+      results[i] = done.resultJson();
+    }
+    try (PreparedStatement ps = c.prepareStatement(SUCCEED)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids));
+      ps.setArray(2, c.createArrayOf("text", owners));
+      ps.setArray(3, c.createArrayOf("bigint", bytes));
+      ps.setArray(4, c.createArrayOf("text", results));
+      Set<Long> recorded = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          recorded.add(rs.getLong(1));
+        }
+      }
+      return recorded;
+    }
   }
 
   /**
@@ -177,38 +301,72 @@ public final class TaskQueue {
   }
 
   /**
-   * Lease rescue: tasks whose owner stopped renewing go back to pending for the same node (a
-   * restarted client picks them up) while attempts remain, else fail with the reason.
+   * Lease rescue, in one statement: tasks whose owner stopped renewing go back to pending for the
+   * same node (a restarted client picks them up) while attempts remain, else fail with the
+   * reason; each lapsed attempt is recorded with the owner that lost it.
    *
    * @return how many tasks were rescued or failed
    */
   public int rescueExpiredLeases() {
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      Field<String> next = DSL.when(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS), DSL.val("pending")).otherwise(DSL.val("failed"));
-      var expired = DSL.select(TASKS.TASK_ID)
-          .from(TASKS)
-          .where(TASKS.STATE.eq("processing"))
-          .and(TASKS.LEASE_EXPIRES_AT.lt(DSL.currentOffsetDateTime()))
-          .forUpdate()
-          .skipLocked();
-      var rows = tx.update(TASKS)
-          .set(TASKS.STATE, next)
-          .set(TASKS.LAST_ERROR, DSL.concat(DSL.val("lease expired: node "), TASKS.NODE_ID,
-              DSL.val(" stopped renewing it during attempt "), TASKS.ATTEMPTS.cast(String.class)))
-          .set(TASKS.LEASE_OWNER, (String) null)
-          .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
-          .set(TASKS.RUN_AFTER, DSL.currentOffsetDateTime())
-          .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-          .set(TASKS.FINISHED_AT, DSL.when(next.eq("failed"), DSL.currentOffsetDateTime()))
-          .where(TASKS.TASK_ID.in(expired))
-          .returning(TASKS.TASK_ID, TASKS.ATTEMPTS, TASKS.NODE_ID, TASKS.STARTED_AT, TASKS.LAST_ERROR)
-          .fetch();
-      // The owner is already cleared, so the attempt records who it was by node.
-      rows.forEach(r -> recordAttempt(tx, r.getTaskId(), r.getAttempts(), r.getNodeId(), r.getNodeId(),
-          r.getStartedAt(), "lease_expired", r.getLastError()));
-      return rows.size();
-    });
+    return dsl.resultQuery("""
+        WITH expired AS (
+          SELECT task_id, lease_owner
+            FROM tasks
+           WHERE state = 'processing' AND lease_expires_at < now()
+             FOR UPDATE SKIP LOCKED),
+        rescued AS (
+          UPDATE tasks t
+             SET state = CASE WHEN t.attempts < t.max_attempts THEN 'pending' ELSE 'failed' END,
+                 last_error = 'lease expired: node ' || t.node_id || ' stopped renewing it during attempt ' || t.attempts,
+                 lease_owner = NULL, lease_expires_at = NULL, run_after = now(), updated_at = now(),
+                 finished_at = CASE WHEN t.attempts < t.max_attempts THEN NULL ELSE now() END
+            FROM expired e
+           WHERE t.task_id = e.task_id
+          RETURNING t.task_id, t.attempts, t.node_id, t.started_at, t.last_error, e.lease_owner),
+        attempts AS (
+          INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome, error)
+          SELECT task_id, attempts, node_id, coalesce(lease_owner, node_id), coalesce(started_at, now()), 'lease_expired',
+                 last_error
+            FROM rescued
+          ON CONFLICT DO NOTHING)
+        SELECT count(*) FROM rescued
+        """).fetchOne(0, Integer.class);
+  }
+
+  /**
+   * Node grace: the open tasks (pending or processing) of every placement of an active job whose
+   * node has not heartbeated for longer than {@code grace} (or, never registered, since the job
+   * was created) fail with "node &lt;id&gt; gone for more than N s", so the evaluator fails the
+   * placement instead of waiting for the node forever. A running attempt is recorded as failed.
+   *
+   * @return how many tasks were failed
+   */
+  public int failTasksOfGoneNodes(Duration grace) {
+    long seconds = Math.max(0, grace.toSeconds());
+    return dsl.resultQuery("""
+        WITH gone AS (
+          SELECT t.task_id, t.state AS was
+            FROM jobs j
+            JOIN placements p ON p.job_id = j.job_id AND p.state IN ('planned', 'acquiring')
+            LEFT JOIN nodes n ON n.node_id = p.node_id
+            JOIN tasks t ON t.job_id = p.job_id AND t.node_id = p.node_id AND t.state IN ('pending', 'processing')
+           WHERE j.status IN ('planned', 'seeding', 'replicating')
+             AND coalesce(n.heartbeat_at, j.created_at) < now() - make_interval(secs => ?)
+             FOR UPDATE OF t SKIP LOCKED),
+        failed AS (
+          UPDATE tasks t
+             SET state = 'failed', last_error = 'node ' || t.node_id || ' gone for more than ' || ? || ' s',
+                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
+            FROM gone g
+           WHERE t.task_id = g.task_id
+          RETURNING t.task_id, t.attempts, t.node_id, t.started_at, t.last_error, g.was),
+        attempts AS (
+          INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome, error)
+          SELECT task_id, attempts, node_id, node_id, coalesce(started_at, now()), 'failed', last_error
+            FROM failed WHERE was = 'processing'
+          ON CONFLICT DO NOTHING)
+        SELECT count(*) FROM failed
+        """, seconds, seconds).fetchOne(0, Integer.class);
   }
 
   /**

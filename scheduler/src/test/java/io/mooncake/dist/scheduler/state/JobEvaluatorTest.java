@@ -62,22 +62,22 @@ class JobEvaluatorTest {
   void aNewJobWhoseSeedLacksObjectsEnqueuesADownloadAndIsSeeding() {
     Evaluation e = eval(false, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1)), e.actions());
-    assertEquals(List.of(ACQUIRING, PLANNED), states(e));
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
+    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e), "the follower's copies wait for published objects");
   }
 
   @Test
   void aNewJobWhoseSeedHoldsEveryObjectVerifiesInsteadOfDownloadingAndIsReplicating() {
     Evaluation e = eval(true, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "seed reuse goes planned -> replicating");
-    assertEquals(List.of(new Action.EnqueueVerify(SEED), new Action.EnqueueCopies(F1, true)), e.actions());
+    assertEquals(List.of(new Action.EnqueueVerify(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
   }
 
   @Test
   void aVerifiedSeedGoesStraightToReplicationWithoutADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, done(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0)), e.actions());
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -85,7 +85,7 @@ class JobEvaluatorTest {
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1)), e.actions());
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
     assertEquals(ACQUIRING, e.placements().get(0).state());
   }
 
@@ -93,15 +93,24 @@ class JobEvaluatorTest {
   void aVerificationInProgressOffersOnlyReCheckedObjectsToFollowers() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, true)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0)), e.actions());
   }
 
   @Test
-  void aDownloadInProgressOffersEveryPublishedObjectToFollowersAndStaysSeeding() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false));
+  void aDownloadInProgressReleasesEveryPublishedObjectToFollowersAndStaysSeeding() {
+    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, pending(OBJECTS)));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1)), e.actions());
-    assertEquals(List.of(ACQUIRING, PLANNED), states(e), "no copy yet: the follower is still planned");
+    assertEquals(List.of(new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
+  }
+
+  @Test
+  void followersStartAtDifferentObjects() {
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, List.of(
+        node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false), node(F2, false), node("127.0.0.1:25004", false),
+        node("127.0.0.1:25005", false))));
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 16),
+        new Action.EnqueueCopies("127.0.0.1:25004", 32), new Action.EnqueueCopies("127.0.0.1:25005", 48)), e.actions());
   }
 
   @Test
@@ -110,7 +119,7 @@ class JobEvaluatorTest {
         node(F1, false, REPLICA_COPY, new TaskCounts(0, 1, 2, 0, 0, null)));
     assertEquals(JobStatus.SEEDING, e.status());
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
-    assertEquals(List.of(new Action.EnqueueCopies(F1)), e.actions());
+    assertTrue(e.actions().isEmpty(), "copies exist and none is waiting: nothing to do");
     Evaluation allCopied = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
         node(F1, false, REPLICA_COPY, done(OBJECTS)));
     assertTrue(allCopied.actions().isEmpty(), "materialize waits for the seed to finish");
@@ -147,7 +156,7 @@ class JobEvaluatorTest {
   void aFinishedDownloadEnqueuesCopiesForEveryFollower() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1), new Action.EnqueueCopies(F2)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 2)), e.actions());
   }
 
   @Test
@@ -155,7 +164,7 @@ class JobEvaluatorTest {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
         node(F1, false, REPLICA_COPY, new TaskCounts(1, 1, 2, 0, 0, null)));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertTrue(e.actions().isEmpty());
+    assertEquals(List.of(new Action.ReleaseCopies()), e.actions(), "only the release of waiting copies");
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -192,7 +201,7 @@ class JobEvaluatorTest {
     assertEquals(JobStatus.REPLICATING, e.status());
     assertEquals(List.of(STAGED, FAILED, ACQUIRING), states(e));
     assertEquals("digest mismatch for chunk-001", e.placements().get(1).lastError());
-    assertEquals(List.of(new Action.CancelPendingTasks(F1)), e.actions());
+    assertEquals(List.of(new Action.CancelPendingTasks(F1), new Action.ReleaseCopies()), e.actions());
   }
 
   @Test

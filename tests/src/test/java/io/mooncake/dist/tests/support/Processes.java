@@ -15,6 +15,7 @@ import java.util.function.BooleanSupplier;
 public final class Processes implements AutoCloseable {
   private final Path logDir;
   private final List<Process> started = new ArrayList<>();
+  private final java.util.Map<String, Process> byName = new java.util.HashMap<>();
 
   public Processes(Path logDir) {
     this.logDir = logDir;
@@ -57,10 +58,18 @@ public final class Processes implements AutoCloseable {
           .redirectOutput(logDir.resolve(name + ".log").toFile())
           .start();
       started.add(p);
+      byName.put(name, p);
       return p;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** SIGKILL: no shutdown hook runs, as when a machine or the OOM killer takes the process. */
+  public void kill(String name) throws InterruptedException {
+    Process p = byName.get(name);
+    p.destroyForcibly();
+    p.waitFor(30, TimeUnit.SECONDS);
   }
 
   public String log(String name) {

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Fan-out benchmark: 1 seed + (NODES-1) followers, each in its own network namespace behind a veth
+# shaped with tc tbf to RATE each way, all on one bridge. Stages a SIZE_MIB model in CHUNK_MIB
+# chunks with mooncake, and in the same run the star baseline: nginx in the seed's namespace
+# serving the file, every follower downloading it with curl at once. Prints both staging times
+# and their ratio to size / link rate (the best a single download can do).
+#
+# Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit
+# Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
+# /var/tmp/mooncake-fanout). Needs iproute2, tc (sch_tbf), nginx-light, curl, socat (installed
+# from Debian when missing). Leaves nothing behind: namespaces, bridge, processes, database.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NODES=${NODES:-8}
+SIZE_MIB=${SIZE_MIB:-512}
+CHUNK_MIB=${CHUNK_MIB:-8}
+RATE=${RATE:-400mbit}
+WORK=${BENCH_DIR:-/var/tmp/mooncake-fanout}
+ADMIN_URL=${MOONCAKE_BENCH_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
+HTTP_PORT=${HTTP_PORT:-18090}
+BR=mcbr0
+NET=10.77.0
+DB=mooncake_fanout_$$
+[ "$(id -u)" = 0 ] || { echo "fanout: needs root (network namespaces, tc)" >&2; exit 1; }
+
+need() { command -v "$1" >/dev/null 2>&1; }
+missing=()
+need nginx || missing+=(nginx-light)
+need socat || missing+=(socat)
+need curl || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} (Debian)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ]; then
+  echo "building (mvn -q -DskipTests package)" >&2
+  (cd "$ROOT" && mvn -B -q -DskipTests package)
+fi
+PSQL_ADMIN=$(python3 - "$ADMIN_URL" <<'PY'
+import sys, urllib.parse as u
+p = u.urlparse(sys.argv[1][len("jdbc:"):]); q = dict(u.parse_qsl(p.query))
+print(f"postgresql://{q.get('user','postgres')}@{p.hostname}:{p.port or 5432}{p.path}")
+PY
+)
+PG_PORT=$(python3 -c "import urllib.parse as u,sys; print(u.urlparse(sys.argv[1][5:]).port or 5432)" "$ADMIN_URL")
+PG_USER=$(python3 -c "import urllib.parse as u,sys; print(dict(u.parse_qsl(u.urlparse(sys.argv[1][5:]).query)).get('user','postgres'))" "$ADMIN_URL")
+MASTER_DB="jdbc:postgresql://127.0.0.1:$PG_PORT/$DB?user=$PG_USER"
+NODE_DB="jdbc:postgresql://$NET.1:5432/$DB?user=$PG_USER"
+
+PIDS=()
+cleanup() {
+  set +e
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null
+  for i in $(seq 0 $((NODES - 1))); do ip netns del "mcn$i" 2>/dev/null; done
+  ip link del "$BR" 2>/dev/null
+  psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+rm -rf "$WORK" && mkdir -p "$WORK/logs"
+# --- network: one bridge, one namespace per node, each link shaped both ways ---------------------
+ip link add "$BR" type bridge && ip addr add "$NET.1/24" dev "$BR" && ip link set "$BR" up
+for i in $(seq 0 $((NODES - 1))); do
+  ns=mcn$i; ip netns add "$ns"
+  ip link add "mcv$i" type veth peer name "mcp$i"
+  ip link set "mcp$i" netns "$ns"
+  ip link set "mcv$i" master "$BR" up
+  ip -n "$ns" addr add "$NET.$((10 + i))/24" dev "mcp$i"
+  ip -n "$ns" link set "mcp$i" up && ip -n "$ns" link set lo up
+  # Upload (leaving the node) is shaped inside the namespace, download on the bridge side.
+  ip netns exec "$ns" tc qdisc add dev "mcp$i" root tbf rate "$RATE" burst 256kb latency 50ms
+  tc qdisc add dev "mcv$i" root tbf rate "$RATE" burst 256kb latency 50ms
+done
+# Postgres listens on loopback only: relay the bridge address to it (control traffic, unshaped).
+socat TCP-LISTEN:5432,bind=$NET.1,fork,reuseaddr TCP:127.0.0.1:$PG_PORT & PIDS+=($!)
+
+BYTES=$((SIZE_MIB * 1024 * 1024))
+SRC="$WORK/src/model.bin"; mkdir -p "$WORK/src"
+echo "generating a ${SIZE_MIB} MiB model" >&2
+head -c "$BYTES" /dev/urandom > "$SRC"
+IDEAL=$(python3 -c "
+r='$RATE'.lower(); m={'kbit':1e3,'mbit':1e6,'gbit':1e9}
+v=[float(r[:-len(k)])*m[k] for k in m if r.endswith(k)][0]
+print($BYTES*8/v)")
+
+now() { date +%s.%N; }
+# --- star baseline: nginx in the seed namespace, every follower curls at once ---------------------
+cat > "$WORK/nginx.conf" <<NGINX
+worker_processes 1;
+pid $WORK/nginx.pid;
+error_log $WORK/logs/nginx-error.log;
+events { worker_connections 256; }
+http { access_log off; sendfile on; tcp_nopush on;
+  server { listen $NET.10:8080; root $WORK/src; } }
+NGINX
+ip netns exec mcn0 nginx -c "$WORK/nginx.conf"
+sleep 0.5
+a=$(now)
+cpids=()
+for i in $(seq 1 $((NODES - 1))); do
+  mkdir -p "$WORK/star$i"
+  ip netns exec "mcn$i" curl -sf -o "$WORK/star$i/model.bin" "http://$NET.10:8080/model.bin" & cpids+=($!)
+done
+for p in "${cpids[@]}"; do wait "$p"; done
+sync
+b=$(now)
+T_STAR=$(python3 -c "print($b-$a)")
+kill "$(cat "$WORK/nginx.pid")"; rm -f "$WORK/nginx.pid"
+rm -rf "$WORK"/star*
+
+# --- mooncake --------------------------------------------------------------------------------------
+psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
+"$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --bind-host 127.0.0.1 --db-url "$MASTER_DB" \
+  --scheduler-tick-ms 200 > "$WORK/logs/master.log" 2>&1 & PIDS+=($!)
+API="http://127.0.0.1:$HTTP_PORT"
+for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$API/health" >/dev/null || { echo "fanout: master did not start" >&2; tail "$WORK/logs/master.log" >&2; exit 1; }
+TARGETS=()
+for i in $(seq 0 $((NODES - 1))); do
+  id="$NET.$((10 + i)):25000"; TARGETS+=("$id")
+  ip netns exec "mcn$i" "$ROOT/bin/mooncake_client" --node-id "$id" --data-dir "$WORK/n$i" --db-url "$NODE_DB" \
+    --poll-ms 200 ${CLIENT_OPTS:-} > "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!)
+done
+live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
+for _ in $(seq 900); do [ "$(live_nodes)" = "$NODES" ] && break; sleep 0.1; done
+[ "$(live_nodes)" = "$NODES" ] || { echo "fanout: clients did not come up" >&2; tail -3 "$WORK"/logs/n*.log >&2; exit 1; }
+
+BODY=$(python3 - "${TARGETS[@]}" <<PY
+import json, sys
+t = sys.argv[1:]; size, chunk = $BYTES, $CHUNK_MIB * 1024 * 1024; n = (size + chunk - 1) // chunk
+print(json.dumps({"job_id": "fanout-1",
+  "model": {"model_id": "fanout", "revision": "r1", "format": "bin", "provider": "local"},
+  "manifest": {"model_id": "fanout", "revision": "r1", "format": "bin", "provider": "local",
+    "total_size_bytes": size, "file_manifest_version": "v1",
+    "files": [{"path": "model.bin", "size_bytes": size, "checksum": "dummy", "download_url": "file://$SRC",
+      "artifact": {"artifact_key": "fanout-r1", "object_ids": [f"fanout/r1/chunk-{i:04d}" for i in range(n)]},
+      "chunk_layout": {"chunk_size_bytes": chunk, "chunk_count": n, "object_prefix": "fanout/r1"}}]},
+  "seed_node_id": t[0], "target_nodes": t}))
+PY
+)
+a=$(now)
+echo "$BODY" | curl -sf -XPOST -H 'content-type: application/json' --data-binary @- "$API/api/v1/model-distribution/jobs" >/dev/null
+while :; do
+  s=$(curl -sf "$API/api/v1/model-distribution/jobs?job_id=fanout-1" | python3 -c 'import sys,json; print(json.load(sys.stdin)["status"])')
+  case "$s" in completed) break;; failed|canceled) echo "fanout: job $s" >&2; curl -s "$API/api/v1/model-distribution/jobs?job_id=fanout-1" >&2; exit 1;; esac
+  sleep 0.05
+done
+b=$(now)
+T_OURS=$(python3 -c "print($b-$a)")
+for i in $(seq 1 $((NODES - 1))); do
+  cmp -s "$SRC" "$WORK/n$i/models/local/fanout/r1/bin/model.bin" || { echo "fanout: bytes differ on node $i" >&2; exit 1; }
+done
+R_IDEAL=$(python3 -c "print(f'{$T_OURS/$IDEAL:.2f}')")
+R_STAR=$(python3 -c "print(f'{$T_STAR/$T_OURS:.2f}')")
+R_STAR_IDEAL=$(python3 -c "print(f'{$T_STAR/$IDEAL:.2f}')")
+echo "fan-out: 1 seed + $((NODES - 1)) followers, ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, links $RATE each way"
+echo "  size / link rate                 $(python3 -c "print(f'{$IDEAL:.2f}')") s"
+echo "  star (nginx + $((NODES - 1)) curls)         $(python3 -c "print(f'{$T_STAR:.2f}')") s  = $R_STAR_IDEAL x size/rate"
+echo "  mooncake                         $(python3 -c "print(f'{$T_OURS:.2f}')") s  = $R_IDEAL x size/rate"
+echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
