@@ -98,8 +98,8 @@ final class TaskExecutor {
 
   /**
    * Seed reuse: the replicas listed for this node must still hash to their digests. Each object
-   * is re-published the moment it matches (its {@code created_at} moves past the task's start),
-   * which is what lets followers copy it while the rest is still being checked.
+   * is re-published (lease-guarded) the moment it matches, which records when it was last
+   * checked and stops the pass if the lease is gone.
    */
   private Outcome verify(ClaimedTask task) throws TaskFailure {
     TaskPayload payload = task.payload();

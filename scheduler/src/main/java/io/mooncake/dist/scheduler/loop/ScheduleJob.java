@@ -74,12 +74,15 @@ public final class ScheduleJob {
       """;
 
   /**
-   * Unblocks the copies of every object the seed has published since its current acquisition
-   * (download or verification) started, filling in the seed's digest: run on every pass, so
-   * followers start on an object as soon as it is durable (download) or re-checked (seed reuse)
-   * on the seed. Replicas older than that start are not trusted: a download rewrites them, a
-   * verification has not vouched for them yet. Released tasks all get the same {@code run_after}
-   * (the job's creation), so the claim order stays the rotated task order.
+   * Unblocks the copies of every object the seed lists, filling in the seed's digest: run on
+   * every pass, so followers start on an object as soon as the seed has it. While the seed
+   * downloads, only replicas it published since its current download attempt started count
+   * (older ones point at bytes that attempt rewrites); with no download (seed reuse) every listed
+   * replica counts at once, even before MODEL_VERIFY has re-hashed it: a follower checks every
+   * object against that same published digest as it arrives, so it can never stage bytes the
+   * verification would have rejected, and waiting would only serialize the two passes.
+   * Released tasks all get the same {@code run_after} (the job's creation), so the claim order
+   * stays the rotated task order.
    */
   private static final String RELEASE_COPIES = """
       UPDATE tasks t
@@ -87,14 +90,16 @@ public final class ScheduleJob {
              payload = jsonb_set(t.payload, '{files,0,objects,0,digest}', to_jsonb(r.digest)),
              updated_at = now()
         FROM jobs j, job_objects jo, object_replicas r
-       WHERE t.job_id = ? AND t.task_type = 'REPLICA_COPY' AND t.state = 'pending' AND t.run_after = '9999-01-01 00:00:00+00'::timestamptz
+       WHERE t.job_id = ? AND t.task_type = 'REPLICA_COPY' AND t.state = 'pending'
+         AND t.run_after = '9999-01-01 00:00:00+00'::timestamptz
          AND j.job_id = t.job_id
          AND jo.job_id = t.job_id AND jo.object_id = t.object_id
          AND r.object_id = t.object_id AND r.node_id = j.seed_node_id AND r.size_bytes = jo.length_bytes
-         AND r.created_at >= (SELECT max(a.started_at) FROM tasks a
-                               WHERE a.job_id = t.job_id AND a.node_id = j.seed_node_id
-                                 AND a.task_type IN ('MODEL_DOWNLOAD', 'MODEL_VERIFY')
-                                 AND a.state IN ('processing', 'succeeded'))
+         AND r.created_at >= (SELECT CASE WHEN count(*) = 0 THEN '-infinity'::timestamptz
+                                          ELSE coalesce(max(d.started_at) FILTER (WHERE d.state IN ('processing', 'succeeded')),
+                                                        'infinity'::timestamptz) END
+                                FROM tasks d
+                               WHERE d.job_id = t.job_id AND d.node_id = j.seed_node_id AND d.task_type = 'MODEL_DOWNLOAD')
       """;
 
   private ScheduleJob() {}
