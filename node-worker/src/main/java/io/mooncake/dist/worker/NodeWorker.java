@@ -201,6 +201,10 @@ public final class NodeWorker implements AutoCloseable {
         failure = null;
       } catch (TaskFailure f) {
         failure = f;
+      } catch (org.jooq.exception.DataAccessException e) {
+        // The database went away mid-task (restart, failover): another attempt will do.
+        log.warn("{} lost the database: {}", what, e.getMessage());
+        failure = new TaskFailure("database unreachable during the task: " + e.getMessage(), true, e);
       } catch (RuntimeException e) {
         log.error("{} hit an unexpected error", what, e);
         failure = new TaskFailure("unexpected error: " + e, false, e);

@@ -25,7 +25,7 @@ final class Progress implements LongConsumer {
   /** Records which node the bytes now come from (visible as in-flight load on that node). */
   void source(String nodeId) {
     this.source = nodeId;
-    queue.progress(taskId, leaseOwner, 0, nodeId);
+    report(0);
   }
 
   @Override
@@ -33,7 +33,21 @@ final class Progress implements LongConsumer {
     long now = System.nanoTime();
     if (now - lastReport >= intervalNanos) {
       lastReport = now;
-      queue.progress(taskId, leaseOwner, bytes, source);
+      report(bytes);
     }
   }
+
+  /**
+   * Progress is advisory: a database that is away for a moment must not fail a transfer that is
+   * going fine (the outcome itself is recorded with retries).
+   */
+  private void report(long bytes) {
+    try {
+      queue.progress(taskId, leaseOwner, bytes, source);
+    } catch (RuntimeException e) {
+      log.debug("progress of task {} not recorded: {}", taskId, e.getMessage());
+    }
+  }
+
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Progress.class);
 }

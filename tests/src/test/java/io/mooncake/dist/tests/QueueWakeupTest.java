@@ -92,9 +92,12 @@ class QueueWakeupTest {
       dsl.execute("ALTER TABLE tasks DISABLE TRIGGER tasks_notify_update");
       dsl.execute("ALTER TABLE object_replicas DISABLE TRIGGER object_replicas_notify");
       // And the listeners' sessions die, as in a database restart; they reconnect on their own.
-      int killed = dsl.resultQuery("""
-          SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-           WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()""").fetchOne(0, Integer.class);
+      // The three listeners (master, two workers) connect in the background: wait for them first.
+      String listening = "FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()";
+      for (int i = 0; i < 600 && dsl.resultQuery("SELECT count(*) " + listening).fetchOne(0, Integer.class) < 3; i++) {
+        Thread.sleep(50);
+      }
+      int killed = dsl.resultQuery("SELECT count(pg_terminate_backend(pid)) " + listening).fetchOne(0, Integer.class);
       assertTrue(killed >= 3, "the master's and both workers' listeners: " + killed);
       JsonNode done = rig.distribute("polled", dir);
       assertEquals("completed", done.get("status").asText(), done.toString());

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
   private static final int JOBS_PER_PASS = 1_000;
-  /** A polled job waits this many times its last evaluation's duration (see evaluateActiveJobs). */
+  /** Polling one job takes at most 1 / POLL_COST_FACTOR of the loop's time (see evaluateActiveJobs). */
   private static final long POLL_COST_FACTOR = 10;
 
   /**
@@ -91,7 +91,7 @@ public final class SchedulerLoop implements AutoCloseable {
     return this;
   }
 
-  /** Runs a full pass as soon as possible (e.g. right after a job is created). */
+  /** Evaluates every active job as soon as possible (e.g. right after a job is created). */
   public void wake() {
     fullPassWanted.set(true);
     wake.release();
@@ -156,10 +156,10 @@ public final class SchedulerLoop implements AutoCloseable {
 
   /**
    * Evaluates the active jobs. When only polling (the tick, no notification asked for it), a job
-   * is skipped until {@link #POLL_COST_FACTOR} times its last evaluation's duration has passed
-   * since it ended: the fallback poll of a job whose evaluation aggregates a million task rows
-   * then costs at most a tenth of the scheduler's time, while small jobs are still polled every
-   * tick. Notified jobs are always evaluated at once.
+   * is polled again no sooner than {@code POLL_COST_FACTOR - 1} durations of its last evaluation
+   * after that evaluation ended, so polling it takes at most a tenth of the loop's time: a job
+   * whose evaluation aggregates a million task rows is polled every few seconds, small jobs still
+   * every tick. Notified jobs are always evaluated at once.
    */
   private void evaluateActiveJobs(Set<String> justEvaluated, boolean polling) {
     List<String> active = jobs.activeJobIds(JOBS_PER_PASS);

@@ -64,6 +64,9 @@ public final class JobEvaluator {
     }
 
     List<PlacementView> placements = new ArrayList<>();
+    // Copies are created one pass after the seed's task, in their own transaction: for a model
+    // with many objects and targets that insert takes a while, and the seed must not wait for it.
+    boolean seedTaskExists = !download.none() || !verify.none();
     int followers = facts.nodes().size() - 1;
     int k = 0;
     boolean blockedCopies = false;
@@ -73,8 +76,11 @@ public final class JobEvaluator {
         continue;
       }
       int rotation = followers == 0 ? 0 : (int) ((long) k++ * facts.objectCount() / followers);
-      placements.add(follower(node, phase, seed.nodeId(), facts.objectCount(), rotation, actions));
-      blockedCopies |= node.counts(TaskType.REPLICA_COPY).pending() > 0;
+      int before = actions.size();
+      placements.add(follower(node, phase, seedTaskExists, seed.nodeId(), facts.objectCount(), rotation, actions));
+      // Copies waiting for release: existing pending ones, or the ones this pass creates.
+      blockedCopies |= node.counts(TaskType.REPLICA_COPY).pending() > 0
+          || actions.subList(before, actions.size()).stream().anyMatch(a -> a instanceof Action.EnqueueCopies);
     }
     if (blockedCopies && phase != SeedPhase.FAILED) {
       actions.add(new Action.ReleaseCopies());
@@ -83,8 +89,8 @@ public final class JobEvaluator {
     return new Evaluation(status(phase, reused, placements), lastError(phase, seedView, placements), placements, actions);
   }
 
-  private static PlacementView follower(NodeFacts node, SeedPhase phase, String seedId, int objectCount, int rotation,
-      List<Action> actions) {
+  private static PlacementView follower(NodeFacts node, SeedPhase phase, boolean seedTaskExists, String seedId,
+      int objectCount, int rotation, List<Action> actions) {
     TaskCounts copies = node.counts(TaskType.REPLICA_COPY);
     TaskCounts materialize = node.counts(TaskType.MATERIALIZE);
     String id = node.nodeId();
@@ -110,7 +116,7 @@ public final class JobEvaluator {
       if (materialize.none()) {
         actions.add(new Action.EnqueueMaterialize(id));
       }
-    } else if (copies.none() && objectCount > 0) {
+    } else if (copies.none() && objectCount > 0 && seedTaskExists) {
       // Every copy at once, blocked until its object is released (see ReleaseCopies).
       actions.add(new Action.EnqueueCopies(id, rotation));
     }

@@ -62,22 +62,22 @@ class JobEvaluatorTest {
   void aNewJobWhoseSeedLacksObjectsEnqueuesADownloadAndIsSeeding() {
     Evaluation e = eval(false, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
-    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e), "the follower's copies wait for published objects");
+    assertEquals(List.of(new Action.EnqueueDownload(SEED)), e.actions(), "copies come one pass later");
+    assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
   }
 
   @Test
   void aNewJobWhoseSeedHoldsEveryObjectVerifiesInsteadOfDownloadingAndIsReplicating() {
     Evaluation e = eval(true, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "seed reuse goes planned -> replicating");
-    assertEquals(List.of(new Action.EnqueueVerify(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
+    assertEquals(List.of(new Action.EnqueueVerify(SEED)), e.actions());
   }
 
   @Test
   void aVerifiedSeedGoesStraightToReplicationWithoutADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, done(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()), e.actions());
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -85,7 +85,8 @@ class JobEvaluatorTest {
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0)), e.actions());
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()),
+        e.actions());
     assertEquals(ACQUIRING, e.placements().get(0).state());
   }
 
@@ -93,7 +94,7 @@ class JobEvaluatorTest {
   void aVerificationInProgressOffersOnlyReCheckedObjectsToFollowers() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()), e.actions());
   }
 
   @Test
@@ -110,7 +111,8 @@ class JobEvaluatorTest {
         node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false), node(F2, false), node("127.0.0.1:25004", false),
         node("127.0.0.1:25005", false))));
     assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 16),
-        new Action.EnqueueCopies("127.0.0.1:25004", 32), new Action.EnqueueCopies("127.0.0.1:25005", 48)), e.actions());
+        new Action.EnqueueCopies("127.0.0.1:25004", 32), new Action.EnqueueCopies("127.0.0.1:25005", 48),
+        new Action.ReleaseCopies()), e.actions());
   }
 
   @Test
@@ -156,7 +158,8 @@ class JobEvaluatorTest {
   void aFinishedDownloadEnqueuesCopiesForEveryFollower() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 2)), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 2), new Action.ReleaseCopies()),
+        e.actions());
   }
 
   @Test
