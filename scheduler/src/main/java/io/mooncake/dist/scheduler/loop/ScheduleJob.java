@@ -53,9 +53,10 @@ public final class ScheduleJob {
    * Creates every copy task of one follower in one statement, payload JSON built in SQL, blocked
    * ({@code run_after} = 9999-01-01, a finite far future: Java time types cannot read
    * {@code 'infinity'}) until {@link #RELEASE_COPIES} sees the object published.
-   * Each follower's tasks are inserted in a different rotation of the object order, and the claim
-   * takes the lowest task id first, so followers start on different objects: each has something
-   * the others lack and they copy from one another instead of all waiting on the seed.
+   * Follower k of F gets its tasks in stripe order: objects k, k+F, k+2F, ... first, then the
+   * next stripe, and the claim takes the lowest task id first. As the seed publishes objects in
+   * order, each follower pulls a different one from it; the other stripes it then copies from
+   * the follower that owns them, so the seed's uplink carries each object about once.
    */
   private static final String ENQUEUE_COPIES = """
       INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, max_attempts, run_after)
@@ -69,7 +70,7 @@ public final class ScheduleJob {
         FROM (SELECT o.*, row_number() OVER (ORDER BY o.file_index, o.chunk_index) - 1 AS n
                 FROM job_objects o WHERE o.job_id = ?) jo
         JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
-       ORDER BY (jo.n + ?) % ?
+       ORDER BY (jo.n % ? - ? + ?) % ?, jo.n
       ON CONFLICT DO NOTHING
       """;
 
@@ -177,8 +178,9 @@ public final class ScheduleJob {
       case Action.EnqueueMaterialize a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MATERIALIZE,
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
       case Action.EnqueueCopies a -> {
+        int stripes = Math.max(1, a.stripes());
         int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS, jobId,
-            a.rotation(), Math.max(1, manifest.objectCount()));
+            stripes, a.stripe(), stripes, stripes);
         log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
       }
       case Action.ReleaseCopies a -> tx.execute(RELEASE_COPIES, jobId);

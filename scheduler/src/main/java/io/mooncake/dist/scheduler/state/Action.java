@@ -9,10 +9,12 @@ public sealed interface Action {
   record EnqueueVerify(String nodeId) implements Action {}
 
   /**
-   * One {@code REPLICA_COPY} per object for a follower, blocked until the object is released.
-   * {@code rotation} is where in the object order this follower starts, so followers start apart.
+   * One {@code REPLICA_COPY} per object for a follower, blocked until the object is released,
+   * ordered so that this follower takes stripe {@code stripe} of {@code stripes} first: objects
+   * {@code stripe, stripe + stripes, ...}, then the next stripe, and so on. Followers thus pull
+   * different objects from the seed while it still publishes, and the rest from one another.
    */
-  record EnqueueCopies(String nodeId, int rotation) implements Action {}
+  record EnqueueCopies(String nodeId, int stripe, int stripes) implements Action {}
 
   /** Release the blocked copies of every object the seed has published (or re-checked) so far. */
   record ReleaseCopies() implements Action {}

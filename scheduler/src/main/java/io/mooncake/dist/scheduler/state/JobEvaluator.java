@@ -75,9 +75,8 @@ public final class JobEvaluator {
         placements.add(seedView);
         continue;
       }
-      int rotation = followers == 0 ? 0 : (int) ((long) k++ * facts.objectCount() / followers);
       int before = actions.size();
-      placements.add(follower(node, phase, seedTaskExists, seed.nodeId(), facts.objectCount(), rotation, actions));
+      placements.add(follower(node, phase, seedTaskExists, seed.nodeId(), facts.objectCount(), k++, followers, actions));
       // Copies waiting for release: existing pending ones, or the ones this pass creates.
       blockedCopies |= node.counts(TaskType.REPLICA_COPY).pending() > 0
           || actions.subList(before, actions.size()).stream().anyMatch(a -> a instanceof Action.EnqueueCopies);
@@ -90,7 +89,7 @@ public final class JobEvaluator {
   }
 
   private static PlacementView follower(NodeFacts node, SeedPhase phase, boolean seedTaskExists, String seedId,
-      int objectCount, int rotation, List<Action> actions) {
+      int objectCount, int stripe, int stripes, List<Action> actions) {
     TaskCounts copies = node.counts(TaskType.REPLICA_COPY);
     TaskCounts materialize = node.counts(TaskType.MATERIALIZE);
     String id = node.nodeId();
@@ -118,7 +117,7 @@ public final class JobEvaluator {
       }
     } else if (copies.none() && objectCount > 0 && seedTaskExists) {
       // Every copy at once, blocked until its object is released (see ReleaseCopies).
-      actions.add(new Action.EnqueueCopies(id, rotation));
+      actions.add(new Action.EnqueueCopies(id, stripe, stripes));
     }
     return new PlacementView(id, PlacementState.ACQUIRING, null);
   }

@@ -77,7 +77,7 @@ class JobEvaluatorTest {
   void aVerifiedSeedGoesStraightToReplicationWithoutADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, done(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()), e.actions());
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -85,7 +85,7 @@ class JobEvaluatorTest {
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()),
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()),
         e.actions());
     assertEquals(ACQUIRING, e.placements().get(0).state());
   }
@@ -94,7 +94,7 @@ class JobEvaluatorTest {
   void aVerificationInProgressOffersOnlyReCheckedObjectsToFollowers() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()), e.actions());
   }
 
   @Test
@@ -110,8 +110,8 @@ class JobEvaluatorTest {
     Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, List.of(
         node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false), node(F2, false), node("127.0.0.1:25004", false),
         node("127.0.0.1:25005", false))));
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 16),
-        new Action.EnqueueCopies("127.0.0.1:25004", 32), new Action.EnqueueCopies("127.0.0.1:25005", 48),
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 4), new Action.EnqueueCopies(F2, 1, 4),
+        new Action.EnqueueCopies("127.0.0.1:25004", 2, 4), new Action.EnqueueCopies("127.0.0.1:25005", 3, 4),
         new Action.ReleaseCopies()), e.actions());
   }
 
@@ -158,7 +158,7 @@ class JobEvaluatorTest {
   void aFinishedDownloadEnqueuesCopiesForEveryFollower() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0), new Action.EnqueueCopies(F2, 2), new Action.ReleaseCopies()),
+    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 2), new Action.EnqueueCopies(F2, 1, 2), new Action.ReleaseCopies()),
         e.actions());
   }
 
