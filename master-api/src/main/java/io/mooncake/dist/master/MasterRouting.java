@@ -9,6 +9,7 @@ import io.mooncake.dist.master.RouteTable.Route;
 import io.mooncake.dist.master.metrics.HttpRequestCounter;
 import io.mooncake.dist.master.metrics.MetricsService;
 import io.mooncake.dist.master.validation.ValidationException;
+import io.mooncake.dist.scheduler.store.ArtifactDeletions;
 import io.mooncake.dist.scheduler.store.JobCancel;
 import io.mooncake.dist.scheduler.store.JobListing;
 import io.mooncake.dist.scheduler.store.JobStore;
@@ -68,6 +69,7 @@ public final class MasterRouting {
           Responses.json(res, 200, Map.of("status", "UP"));
         })
         .register("/api/v1/model-distribution", distribution)
+        .register("/api/v1/model-distribution", new ArtifactsService(new ArtifactDeletions(db.dsl())))
         .register("/api/v1/nodes", nodes)
         .register(metrics, pages);
   }

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * document with this list, and request metrics label requests by it, so neither can drift from
  * what is really served.
  *
- * <p>Only exact paths registered with {@code get}/{@code post} (directly or inside a service,
+ * <p>Only exact paths registered with {@code get}/{@code post}/{@code delete} (directly or inside a service,
  * under a prefix) are supported; any other kind of rule fails the recording loudly, so a route
  * cannot be added in a way this table would miss.
  */
@@ -74,9 +74,14 @@ public final class RouteTable {
     }
 
     @Override
+    public HttpRules delete(String pathPattern, Handler... handlers) {
+      return add(Method.DELETE, pathPattern);
+    }
+
+    @Override
     public HttpRules route(HttpRoute route) {
       throw new UnsupportedOperationException(
-          "RouteTable records only get(path, ...) and post(path, ...) rules; register routes that way");
+          "RouteTable records only get(path, ...), post(path, ...) and delete(path, ...) rules; register routes that way");
     }
 
     private HttpRules add(Method method, String pathPattern) {

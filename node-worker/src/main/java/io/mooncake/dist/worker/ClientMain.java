@@ -50,6 +50,10 @@ public final class ClientMain implements Callable<Integer> {
       description = "Copy chunks from peers at most this fast, in Mbit/s over all copies; 0 = unlimited (default: ${DEFAULT-VALUE}).")
   long downloadMbit;
 
+  @Option(names = "--http-port", defaultValue = "-1",
+      description = "Serve GET /health and GET /metrics on this port of --bind-host; -1 = off, 0 = an ephemeral port (default: ${DEFAULT-VALUE}).")
+  int httpPort;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClientMain()).execute(args));
   }
@@ -69,6 +73,10 @@ public final class ClientMain implements Callable<Integer> {
     }
     if (uploadMbit < 0 || downloadMbit < 0) {
       System.err.println("mooncake_client: --upload-limit-mbit and --download-limit-mbit must be >= 0 (0 = unlimited)");
+      return 2;
+    }
+    if (httpPort < -1 || httpPort > 65535) {
+      System.err.println("mooncake_client: --http-port must be -1 (off), 0 (ephemeral) or a port up to 65535");
       return 2;
     }
     if (concurrency < 1 || heartbeatMs < 100 || leaseSeconds * 1000 <= 2 * heartbeatMs || pollMs < 10) {
@@ -96,9 +104,13 @@ public final class ClientMain implements Callable<Integer> {
     }
     NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
         Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
-        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db);
+        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db).httpPort(httpPort);
     try {
       worker.start();
+    } catch (java.io.UncheckedIOException e) {
+      System.err.println("mooncake_client: " + e.getMessage());
+      db.close();
+      return 4;
     } catch (RuntimeException e) {
       System.err.println("mooncake_client: cannot start chunk server on " + bindHost + ":" + nodeId.port() + ": " + e.getMessage());
       db.close();

@@ -13,6 +13,8 @@ import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
+import io.mooncake.dist.worker.http.ClientEndpoint;
+import io.mooncake.dist.worker.http.WorkerMetrics;
 import io.mooncake.dist.worker.store.ModelStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,6 +62,8 @@ public final class NodeWorker implements AutoCloseable {
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
+  private final DeleteArtifacts deleteArtifacts = new DeleteArtifacts();
   /**
    * Jobs whose placement on this node failed for good: their remaining copies fail fast and any
    * partial file they touch is removed again, since copies already in flight may recreate it.
@@ -73,6 +77,14 @@ public final class NodeWorker implements AutoCloseable {
   private Thread loop;
   private Thread heartbeat;
   private volatile boolean running = true;
+  /** In-process counters behind {@code GET /metrics}. */
+  private final WorkerMetrics metrics = new WorkerMetrics();
+  /** -1 = no HTTP endpoint, 0 = an ephemeral port, else that port. */
+  private int httpPort = -1;
+  private ClientEndpoint endpoint;
+  private final long startedNanos = System.nanoTime();
+  /** {@link System#nanoTime()} of the last successful heartbeat; 0 while none succeeded. */
+  private volatile long lastHeartbeatNanos;
 
   public NodeWorker(Settings settings, Database db) {
     this.settings = settings;
@@ -88,10 +100,28 @@ public final class NodeWorker implements AutoCloseable {
     this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
 
+  /**
+   * Serve {@code GET /health} and {@code GET /metrics} on {@code port} of the bind host once
+   * started: -1 = not at all (the default), 0 = an ephemeral port. Call before {@link #start()}.
+   */
+  public NodeWorker httpPort(int port) {
+    this.httpPort = port;
+    return this;
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
     server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate,
         settings.uploadBytesPerSecond());
+    if (httpPort >= 0) {
+      try {
+        endpoint = ClientEndpoint.start(settings.bindHost(), httpPort, new EndpointSource());
+      } catch (java.io.IOException e) {
+        server.close();
+        throw new java.io.UncheckedIOException("cannot bind the HTTP endpoint on " + settings.bindHost() + ":"
+            + httpPort + ": " + e.getMessage(), e);
+      }
+    }
     registry.register(nodeId, settings.nodeId().host(), settings.nodeId().port(), settings.dataDir().toString(), instanceId);
     int released = queue.releaseLeasesOfOtherInstances(nodeId, leaseOwner);
     if (released > 0) {
@@ -107,7 +137,55 @@ public final class NodeWorker implements AutoCloseable {
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
     log.info("mooncake_client {} serving chunks on {}:{}, data dir {}", nodeId, settings.bindHost(), server.port(),
         settings.dataDir());
+    if (endpoint != null) {
+      log.info("mooncake_client {} serving /health and /metrics on {}:{}", nodeId, settings.bindHost(), endpoint.port());
+    }
     return this;
+  }
+
+  /** What the HTTP endpoint reads. */
+  private final class EndpointSource implements ClientEndpoint.Source {
+    @Override
+    public String nodeId() {
+      return nodeId;
+    }
+
+    @Override
+    public String unhealthyReason() {
+      if (!running) {
+        return "the worker is stopped";
+      }
+      long last = lastHeartbeatNanos;
+      long limit = 3 * settings.heartbeat().toNanos();
+      if (last == 0) {
+        return System.nanoTime() - startedNanos > limit ? "no heartbeat has succeeded yet" : "starting: no heartbeat yet";
+      }
+      long age = System.nanoTime() - last;
+      return age <= limit ? null
+          : "last successful heartbeat " + age / 1_000_000 + " ms ago (more than 3 intervals of "
+              + settings.heartbeat().toMillis() + " ms)";
+    }
+
+    @Override
+    public long bytesServed() {
+      return server == null ? 0 : server.bytesServed();
+    }
+
+    @Override
+    public int tasksRunning() {
+      return executing.size();
+    }
+
+    @Override
+    public double heartbeatAgeSeconds() {
+      long last = lastHeartbeatNanos;
+      return last == 0 ? Double.NaN : (System.nanoTime() - last) / 1e9;
+    }
+
+    @Override
+    public WorkerMetrics metrics() {
+      return metrics;
+    }
   }
 
   /** Objects are byte ranges of the model files; the final file, or the partial one while copying. */
@@ -146,6 +224,7 @@ public final class NodeWorker implements AutoCloseable {
           return;
         }
         queue.renewLeases(leaseOwner, java.util.List.copyOf(executing), settings.lease());
+        lastHeartbeatNanos = System.nanoTime();
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
       }
@@ -159,6 +238,11 @@ public final class NodeWorker implements AutoCloseable {
 
   private void claimLoop() {
     while (running) {
+      try {
+        deleteArtifacts.runPending(db, nodeId, leaseOwner, store, replicas, settings.poll(), settings.lease());
+      } catch (RuntimeException e) {
+        log.warn("artifact deletion failed (database unreachable?): {}", e.getMessage());
+      }
       int free = settings.concurrency() - inFlight.get();
       List<ClaimedTask> claimed = List.of();
       if (free > 0) {
@@ -192,6 +276,7 @@ public final class NodeWorker implements AutoCloseable {
       TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner);
       Outcome outcome = null;
       TaskFailure failure;
+      long startNanos = System.nanoTime();
       boolean placementTask = task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE;
       try {
         if (placementTask && abandonedJobs.contains(task.jobId())) {
@@ -209,6 +294,7 @@ public final class NodeWorker implements AutoCloseable {
         log.error("{} hit an unexpected error", what, e);
         failure = new TaskFailure("unexpected error: " + e, false, e);
       }
+      metrics.taskDuration(task.type().name(), System.nanoTime() - startNanos);
       record(task, what, outcome, failure);
       if (placementTask && abandonedJobs.contains(task.jobId())) {
         store.discardPartials(task.payload());
@@ -235,11 +321,18 @@ public final class NodeWorker implements AutoCloseable {
             log.warn("{} finished but its lease was lost; the outcome is discarded", what);
           } else {
             log.info("{} succeeded ({} bytes)", what, outcome.bytes());
+            metrics.taskFinished(task.type().name(), WorkerMetrics.SUCCEEDED);
+            if (task.type() == TaskType.REPLICA_COPY) {
+              metrics.bytesReceived(outcome.bytes());
+            }
           }
         } else {
           String state = queue.fail(task.taskId(), leaseOwner, failure.getMessage(), failure.retryable());
           log.warn("{} failed (attempt {}/{}, now {}): {}", what, task.attempt(), task.maxAttempts(), state,
               failure.getMessage());
+          if (state != null) {
+            metrics.taskFinished(task.type().name(), "failed".equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
+          }
           if ("failed".equals(state) && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());
@@ -274,9 +367,22 @@ public final class NodeWorker implements AutoCloseable {
     return server.port();
   }
 
+  /** The HTTP endpoint's port, or -1 when it is disabled. */
+  public int httpPort() {
+    return endpoint == null ? -1 : endpoint.port();
+  }
+
+  /** This worker's in-process counters. */
+  public WorkerMetrics metrics() {
+    return metrics;
+  }
+
   @Override
   public void close() {
     running = false;
+    if (endpoint != null) {
+      endpoint.close();
+    }
     if (loop != null) {
       loop.interrupt();
     }

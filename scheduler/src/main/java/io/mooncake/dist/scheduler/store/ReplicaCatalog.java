@@ -118,6 +118,19 @@ public final class ReplicaCatalog {
         .execute();
   }
 
+  /**
+   * Withdraws this node's replicas whose file lies under directory {@code dir} (a deleted model
+   * directory); returns how many. A plain prefix test ({@code starts_with}), so {@code _} and
+   * {@code %} in names are not LIKE wildcards.
+   */
+  public int removeUnder(String nodeId, String dir) {
+    String prefix = dir.endsWith("/") ? dir : dir + "/";
+    return dsl.deleteFrom(OBJECT_REPLICAS)
+        .where(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+        .and(DSL.condition("starts_with({0}, {1})", OBJECT_REPLICAS.FILE_PATH, DSL.val(prefix)))
+        .execute();
+  }
+
   /** Withdraws a replica that is missing or corrupt on disk. */
   public void remove(String nodeId, String objectId) {
     dsl.deleteFrom(OBJECT_REPLICAS)

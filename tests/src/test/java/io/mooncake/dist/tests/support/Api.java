@@ -40,6 +40,10 @@ public final class Api {
     return send(HttpRequest.newBuilder(URI.create(base + path)).GET().build());
   }
 
+  public Reply delete(String path) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE().build());
+  }
+
   public Reply job(String jobId) {
     return get("/api/v1/model-distribution/jobs?job_id=" + java.net.URLEncoder.encode(jobId, java.nio.charset.StandardCharsets.UTF_8));
   }
