@@ -411,10 +411,38 @@ public final class ModelStore {
 
   /** The final path, with a manifest path that escapes the model directory as a permanent failure. */
   private Path resolve(ModelRef model, FilePlan file) throws StoreException {
+    Path path;
     try {
-      return finalPath(model, file);
+      path = finalPath(model, file);
     } catch (IllegalArgumentException e) {
       throw new StoreException(e.getMessage(), false, e);
+    }
+    refuseSymlinkEscape(path, file);
+    return path;
+  }
+
+  /**
+   * The lexical checks keep {@code ..} out; this keeps symlinks out: the deepest part of the path
+   * that exists must really lie inside the data directory, or a link planted in the model
+   * directory could make the node write anywhere.
+   */
+  private void refuseSymlinkEscape(Path path, FilePlan file) throws StoreException {
+    try {
+      Path root = dataDir.resolve("models").toRealPath();
+      Path existing = path;
+      while (existing != null && !Files.exists(existing, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        existing = existing.getParent();
+      }
+      if (existing == null) {
+        return;
+      }
+      Path real = existing.toRealPath();
+      if (!real.startsWith(root)) {
+        throw new StoreException("manifest path " + file.path() + " resolves through a symlink to " + real
+            + ", outside the data directory " + dataDir, false);
+      }
+    } catch (IOException e) {
+      throw new StoreException("cannot resolve " + path + ": " + FileOps.describe(e), false, e);
     }
   }
 
