@@ -6,6 +6,7 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.mooncake.dist.master.validation.JobRequestParser;
 import io.mooncake.dist.master.validation.ParsedRequest;
+import io.mooncake.dist.master.validation.SourcePolicy;
 import io.mooncake.dist.master.validation.ValidationException;
 import io.mooncake.dist.scheduler.domain.JobSnapshot;
 import io.mooncake.dist.scheduler.store.CancelOutcome;
@@ -26,8 +27,10 @@ final class DistributionService implements HttpService {
   private final JobListing listing;
   private final JobCancel cancel;
   private final Runnable onJobCreated;
+  private final SourcePolicy sources;
 
-  DistributionService(JobStore jobs, JobListing listing, JobCancel cancel, Runnable onJobCreated) {
+  DistributionService(JobStore jobs, JobListing listing, JobCancel cancel, Runnable onJobCreated, SourcePolicy sources) {
+    this.sources = sources;
     this.jobs = jobs;
     this.listing = listing;
     this.cancel = cancel;
@@ -44,6 +47,7 @@ final class DistributionService implements HttpService {
   private void create(ServerRequest req, ServerResponse res) {
     byte[] body = readLimited(req, JobRequestParser.MAX_BODY_BYTES);
     ParsedRequest parsed = JobRequestParser.parse(body);
+    sources.check(parsed.request());
     String jobId = parsed.request().jobId();
     CreateResult result = jobs.create(parsed.request(), parsed.canonicalSha256(), parsed.json().toString());
     switch (result) {

@@ -3,6 +3,7 @@ package io.mooncake.dist.master;
 import io.helidon.webserver.WebServer;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.DatabaseUnavailableException;
+import io.mooncake.dist.master.validation.SourcePolicy;
 import io.mooncake.dist.scheduler.loop.SchedulerLoop;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -37,6 +38,11 @@ public final class MasterMain implements Callable<Integer> {
       description = "Scheduler poll interval; task completions also wake it through NOTIFY (default: ${DEFAULT-VALUE}).")
   long tickMs;
 
+  @Option(names = "--allowed-sources", defaultValue = "",
+      description = "Comma-separated sources seeds may read: file:///<dir>/ roots and http(s)://<host>[:<port>] origins; "
+          + "empty (the default, for local use) allows any source.")
+  String allowedSources;
+
   @Option(names = "--node-grace-seconds", defaultValue = "300",
       description = "A placement whose node has not heartbeated for this long gets its open tasks failed (default: ${DEFAULT-VALUE}).")
   long nodeGraceSeconds;
@@ -65,6 +71,13 @@ public final class MasterMain implements Callable<Integer> {
       System.err.println("mooncake_master: --node-grace-seconds must be at least 1 and --retention-hours at least 0");
       return 2;
     }
+    SourcePolicy sources;
+    try {
+      sources = SourcePolicy.parse(allowedSources);
+    } catch (IllegalArgumentException e) {
+      System.err.println("mooncake_master: --allowed-sources: " + e.getMessage());
+      return 2;
+    }
     Database db;
     try {
       db = Database.open(dbUrl, poolSize, "mooncake_master");
@@ -79,7 +92,7 @@ public final class MasterMain implements Callable<Integer> {
         .host(bindHost)
         .port(httpPort)
         .maxPayloadSize(64L * 1024 * 1024)
-        .routing(r -> MasterRouting.routing(r, db, scheduler::wake))
+        .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources))
         .build()
         .start();
     log.info("mooncake_master serving http://{}:{} (database {})", bindHost, server.port(), Database.redact(dbUrl));

@@ -8,6 +8,7 @@ import io.mooncake.dist.db.Database;
 import io.mooncake.dist.master.RouteTable.Route;
 import io.mooncake.dist.master.metrics.HttpRequestCounter;
 import io.mooncake.dist.master.metrics.MetricsService;
+import io.mooncake.dist.master.validation.SourcePolicy;
 import io.mooncake.dist.master.validation.ValidationException;
 import io.mooncake.dist.scheduler.store.ArtifactDeletions;
 import io.mooncake.dist.scheduler.store.JobCancel;
@@ -35,9 +36,14 @@ public final class MasterRouting {
   private MasterRouting() {}
 
   public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated) {
+    routing(routing, db, onJobCreated, SourcePolicy.ALLOW_ALL);
+  }
+
+  /** As above, refusing jobs whose sources {@code sources} does not allow. */
+  public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources) {
     HttpRequestCounter requests = new HttpRequestCounter(routes(db));
     routing.addFilter(requests);
-    table(db, onJobCreated, requests).accept(routing);
+    table(db, onJobCreated, requests, sources).accept(routing);
     routing
         .any(MasterRouting::noRoute)
         .error(ValidationException.class, (req, res, e) -> Responses.error(res, 400, e.field(), e.getMessage()))
@@ -54,12 +60,13 @@ public final class MasterRouting {
 
   /** Every route the master serves, in table order, recorded from the table itself. */
   public static List<Route> routes(Database db) {
-    return RouteTable.record(table(db, () -> {}, new HttpRequestCounter(List.of())));
+    return RouteTable.record(table(db, () -> {}, new HttpRequestCounter(List.of()), SourcePolicy.ALLOW_ALL));
   }
 
-  private static Consumer<HttpRules> table(Database db, Runnable onJobCreated, HttpRequestCounter requests) {
+  private static Consumer<HttpRules> table(Database db, Runnable onJobCreated, HttpRequestCounter requests,
+      SourcePolicy sources) {
     DistributionService distribution = new DistributionService(new JobStore(db.dsl()), new JobListing(db.dsl()),
-        new JobCancel(db.dsl()), onJobCreated);
+        new JobCancel(db.dsl()), onJobCreated, sources);
     NodesService nodes = new NodesService(new NodeRegistry(db.dsl()));
     MetricsService metrics = new MetricsService(new MetricsQueries(db.dsl()), requests);
     OperatorPagesService pages = new OperatorPagesService();
