@@ -427,8 +427,15 @@ public final class ModelStore {
    * directory could make the node write anywhere.
    */
   private void refuseSymlinkEscape(Path path, FilePlan file) throws StoreException {
+    Path root;
     try {
-      Path root = dataDir.resolve("models").toRealPath();
+      // The models directory itself may be gone (an operator removed it); the data dir may not.
+      root = dataDir.toRealPath().resolve("models");
+    } catch (IOException e) {
+      throw new StoreException("data directory " + dataDir + " is not usable: " + FileOps.describe(e), false, e);
+    }
+    // A directory on the way may vanish between the walk and the resolution: walk again.
+    for (int attempt = 0; attempt < 3; attempt++) {
       Path existing = path;
       while (existing != null && !Files.exists(existing, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         existing = existing.getParent();
@@ -436,14 +443,24 @@ public final class ModelStore {
       if (existing == null) {
         return;
       }
-      Path real = existing.toRealPath();
-      if (!real.startsWith(root)) {
+      Path real;
+      try {
+        real = existing.toRealPath();
+      } catch (NoSuchFileException e) {
+        continue;
+      } catch (IOException e) {
+        throw new StoreException("cannot resolve " + path + ": " + FileOps.describe(e), true, e);
+      }
+      // Only the data directory itself (when models/ is gone) may resolve above the models root;
+      // anything inside the model tree must resolve inside it.
+      boolean aboveRoot = dataDir.resolve("models").normalize().startsWith(existing.normalize());
+      if (aboveRoot ? !root.startsWith(real) : !real.startsWith(root)) {
         throw new StoreException("manifest path " + file.path() + " resolves through a symlink to " + real
             + ", outside the data directory " + dataDir, false);
       }
-    } catch (IOException e) {
-      throw new StoreException("cannot resolve " + path + ": " + FileOps.describe(e), false, e);
+      return;
     }
+    throw new StoreException("cannot resolve " + path + ": its directories keep changing", true);
   }
 
   /** Size (and sha256 when the manifest gives one) of a file that should be complete. */

@@ -37,4 +37,27 @@ class SymlinkEscapeTest {
     }
     assertThrows(StoreException.class, () -> store.openForObjectWrite(model, file));
   }
+
+  @Test
+  void aSymlinkToAnAncestorOfTheDataDirectoryIsRefusedToo() throws Exception {
+    Path data = Files.createDirectories(tmp.resolve("data2"));
+    ModelStore store = new ModelStore(data);
+    ModelRef model = new ModelRef("m", "r1", "bin", "local");
+    Path modelDir = Files.createDirectories(store.modelDir(model));
+    Files.createSymbolicLink(modelDir.resolve("up"), Path.of("/"));
+    FilePlan file = new FilePlan(0, "up/evil.bin", 4, null, "/nonexistent", List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
+    assertThrows(StoreException.class, () -> store.openForObjectWrite(model, file));
+  }
+
+  @Test
+  void aModelsDirectoryRemovedByAnOperatorIsRecreatedNotRefused() throws Exception {
+    Path data = Files.createDirectories(tmp.resolve("data3"));
+    ModelStore store = new ModelStore(data);
+    ModelRef model = new ModelRef("m", "r1", "bin", "local");
+    Files.delete(data.resolve("models"));
+    FilePlan file = new FilePlan(0, "ok.bin", 4, null, "/nonexistent", List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
+    try (var ch = store.openForObjectWrite(model, file)) {
+      assertTrue(ch.isOpen());
+    }
+  }
 }
