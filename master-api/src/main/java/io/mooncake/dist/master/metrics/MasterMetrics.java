@@ -1,5 +1,6 @@
 package io.mooncake.dist.master.metrics;
 
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.mooncake.dist.scheduler.domain.JobStatus;
 import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;

@@ -1,5 +1,6 @@
 package io.mooncake.dist.master.metrics;
 
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;

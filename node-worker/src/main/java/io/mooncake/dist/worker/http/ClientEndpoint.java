@@ -1,5 +1,6 @@
 package io.mooncake.dist.worker.http;
 
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;

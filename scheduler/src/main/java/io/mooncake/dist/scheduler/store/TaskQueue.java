@@ -139,15 +139,6 @@ public final class TaskQueue {
     return CLAIM.formatted(limit);
   }
 
-  /** Extends every lease the owner holds; returns how many it still holds. */
-  public int renewLeases(String leaseOwner, Duration lease) {
-    return dsl.update(TASKS)
-        .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
-        .where(TASKS.LEASE_OWNER.eq(leaseOwner))
-        .and(TASKS.STATE.eq("processing"))
-        .execute();
-  }
-
   /**
    * Extends the leases of exactly these tasks, held by this owner. A worker renews only what it
    * is still executing: a task whose outcome it could not record (database down at that moment)

@@ -1,25 +1,27 @@
-package io.mooncake.dist.worker.http;
+package io.mooncake.dist.scheduler.metrics;
 
 import java.util.List;
 
 /**
- * Writes Prometheus text exposition format 0.0.4 (the node worker's copy of the master's
- * writer, which it must not depend on): {@code # HELP} and {@code # TYPE} per family, then its
- * samples, with label values escaped (backslash, double quote, line feed).
+ * Writes Prometheus text exposition format 0.0.4: a {@code # HELP} and a {@code # TYPE} line per
+ * family, then its samples. Label values are escaped as the format requires (backslash, double
+ * quote, line feed), so any node id or route is safe to expose.
  */
-final class PrometheusText {
-  static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+public final class PrometheusText {
+  /** The content type scrapers negotiate for this format. */
+  public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-  private final StringBuilder out = new StringBuilder(2048);
+  private final StringBuilder out = new StringBuilder(4096);
 
-  PrometheusText family(String name, String type, String help) {
+  /** Starts a family; {@code type} is {@code gauge}, {@code counter} or {@code summary}. */
+  public PrometheusText family(String name, String type, String help) {
     out.append("# HELP ").append(name).append(' ').append(escapeHelp(help)).append('\n');
     out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
     return this;
   }
 
   /** One sample; {@code labels} alternates names and values. */
-  PrometheusText sample(String name, List<String> labels, double value) {
+  public PrometheusText sample(String name, List<String> labels, double value) {
     out.append(name);
     if (!labels.isEmpty()) {
       out.append('{');
@@ -35,7 +37,7 @@ final class PrometheusText {
     return this;
   }
 
-  String text() {
+  public String text() {
     return out.toString();
   }
 
@@ -47,6 +49,7 @@ final class PrometheusText {
     return help.replace("\\", "\\\\").replace("\n", "\\n");
   }
 
+  /** Integral values without a fraction (counts read better); others as Go's ParseFloat accepts them. */
   static String number(double value) {
     if (value == Math.rint(value) && Math.abs(value) < 1e15) {
       return Long.toString((long) value);

@@ -1,4 +1,4 @@
-package io.mooncake.dist.master.metrics;
+package io.mooncake.dist.scheduler.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
