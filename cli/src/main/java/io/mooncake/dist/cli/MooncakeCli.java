@@ -10,7 +10,12 @@ import io.mooncake.dist.cli.master.MasterClient;
 import io.mooncake.dist.cli.nodes.NodesCommand;
 import io.mooncake.dist.cli.ops.OpsCommand;
 import java.io.PrintWriter;
+import io.mooncake.dist.cli.master.TrustedCertificates;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import javax.net.ssl.SSLContext;
 import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -48,6 +53,18 @@ public final class MooncakeCli implements Runnable {
       defaultValue = "${env:MOONCAKE_MASTER:-http://127.0.0.1:8080}",
       description = "The master's base URL (default: $MOONCAKE_MASTER, else http://127.0.0.1:8080).")
   String master;
+
+  @Option(names = "--token-file", scope = ScopeType.INHERIT, paramLabel = "<file>",
+      defaultValue = "${env:MOONCAKE_API_TOKEN_FILE}",
+      description = "A file holding the master's API bearer token (default: $MOONCAKE_API_TOKEN_FILE; "
+          + "else the token in $MOONCAKE_API_TOKEN, if set).")
+  String tokenFile;
+
+  @Option(names = "--ca-cert", scope = ScopeType.INHERIT, paramLabel = "<pem>",
+      defaultValue = "${env:MOONCAKE_CA_CERT}",
+      description = "PEM certificates to trust for an https:// master, e.g. its self-signed certificate "
+          + "(default: $MOONCAKE_CA_CERT, else the JDK's trust store).")
+  String caCert;
 
   @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "<jdbc-url>",
       defaultValue = "${env:MOONCAKE_DB_URL}",
@@ -89,7 +106,29 @@ public final class MooncakeCli implements Runnable {
       throw new ParameterException(caller.commandLine(),
           "--master must be an http:// or https:// URL with a host, got '" + master + "'");
     }
-    return new MasterClient(uri);
+    String token;
+    if (tokenFile != null && !tokenFile.isBlank()) {
+      try {
+        token = Files.readString(Path.of(tokenFile.strip()), StandardCharsets.UTF_8).strip();
+      } catch (IOException | RuntimeException e) {
+        throw new ParameterException(caller.commandLine(), "--token-file: cannot read " + tokenFile + ": " + e);
+      }
+      if (token.isEmpty() || token.contains("\n")) {
+        throw new ParameterException(caller.commandLine(), "--token-file: " + tokenFile + " must hold exactly one token");
+      }
+    } else {
+      String env = System.getenv("MOONCAKE_API_TOKEN");
+      token = env == null || env.isBlank() ? null : env.strip();
+    }
+    SSLContext ssl = null;
+    if (caCert != null && !caCert.isBlank()) {
+      try {
+        ssl = TrustedCertificates.sslContext(Path.of(caCert.strip()));
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(caller.commandLine(), "--ca-cert: " + e.getMessage());
+      }
+    }
+    return new MasterClient(uri, token, ssl);
   }
 
   /** {@code --db-url}; absent is a usage error saying both ways to give it. */

@@ -3,7 +3,14 @@ package io.mooncake.dist.master;
 import io.helidon.webserver.WebServer;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.DatabaseUnavailableException;
+import io.helidon.webserver.WebServerConfig;
+import io.mooncake.dist.master.auth.ApiTokens;
+import io.mooncake.dist.master.auth.PemFiles;
 import io.mooncake.dist.master.validation.SourcePolicy;
+import java.nio.file.Path;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.util.List;
 import io.mooncake.dist.scheduler.loop.SchedulerLoop;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -51,6 +58,23 @@ public final class MasterMain implements Callable<Integer> {
       description = "Task rows of jobs finished longer ago than this are pruned (default: ${DEFAULT-VALUE}).")
   long retentionHours;
 
+  @Option(names = "--api-tokens-file", paramLabel = "<file>",
+      description = "Bearer tokens the API accepts, one per line: '<read|write> <token> [<name>]' (file mode 600). "
+          + "Required unless --no-auth.")
+  Path apiTokensFile;
+
+  @Option(names = "--no-auth",
+      description = "Serve the API without authentication. For local use only: anyone who reaches the port may create and cancel jobs.")
+  boolean noAuth;
+
+  @Option(names = "--tls-cert", paramLabel = "<pem>",
+      description = "Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "<pem>",
+      description = "The unencrypted PKCS#8 PEM private key of --tls-cert.")
+  Path tlsKey;
+
   public static void main(String[] args) {
     SLF4JBridgeHandler.removeHandlersForRootLogger();
     SLF4JBridgeHandler.install();
@@ -78,6 +102,44 @@ public final class MasterMain implements Callable<Integer> {
       System.err.println("mooncake_master: --allowed-sources: " + e.getMessage());
       return 2;
     }
+    ApiAccess access;
+    if (noAuth && apiTokensFile != null) {
+      System.err.println("mooncake_master: --no-auth and --api-tokens-file contradict each other; pass one");
+      return 2;
+    } else if (noAuth) {
+      access = ApiAccess.open();
+    } else if (apiTokensFile != null) {
+      try {
+        access = ApiAccess.tokens(ApiTokens.load(apiTokensFile));
+      } catch (IllegalArgumentException e) {
+        System.err.println("mooncake_master: --api-tokens-file: " + e.getMessage());
+        return 2;
+      }
+    } else {
+      System.err.println("mooncake_master: the API needs authentication: pass --api-tokens-file <file> "
+          + "(lines '<read|write> <token> [<name>]', mode 600), or --no-auth for local use only");
+      return 2;
+    }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      System.err.println("mooncake_master: --tls-cert and --tls-key go together; pass both or neither");
+      return 2;
+    }
+    PrivateKey key = null;
+    List<X509Certificate> chain = List.of();
+    if (tlsCert != null) {
+      try {
+        chain = PemFiles.certificates(tlsCert);
+      } catch (IllegalArgumentException e) {
+        System.err.println("mooncake_master: --tls-cert: " + e.getMessage());
+        return 2;
+      }
+      try {
+        key = PemFiles.privateKey(tlsKey);
+      } catch (IllegalArgumentException e) {
+        System.err.println("mooncake_master: --tls-key: " + e.getMessage());
+        return 2;
+      }
+    }
     Database db;
     try {
       db = Database.open(dbUrl, poolSize, "mooncake_master");
@@ -88,14 +150,19 @@ public final class MasterMain implements Callable<Integer> {
     }
     SchedulerLoop scheduler = new SchedulerLoop(db, new SchedulerLoop.Settings(Duration.ofMillis(tickMs),
         Duration.ofSeconds(nodeGraceSeconds), Duration.ofHours(retentionHours), SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY)).start();
-    WebServer server = WebServer.builder()
+    WebServerConfig.Builder web = WebServer.builder()
         .host(bindHost)
         .port(httpPort)
         .maxPayloadSize(64L * 1024 * 1024)
-        .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources))
-        .build()
-        .start();
-    log.info("mooncake_master serving http://{}:{} (database {})", bindHost, server.port(), Database.redact(dbUrl));
+        .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access));
+    if (key != null) {
+      PrivateKey tlsPrivateKey = key;
+      List<X509Certificate> tlsChain = chain;
+      web.tls(t -> t.privateKey(tlsPrivateKey).privateKeyCertChain(tlsChain));
+    }
+    WebServer server = web.build().start();
+    log.info("mooncake_master serving {}://{}:{} (database {}, {})", key != null ? "https" : "http", bindHost,
+        server.port(), Database.redact(dbUrl), access.enabled() ? "bearer tokens required" : "NO AUTHENTICATION (--no-auth)");
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       server.stop();

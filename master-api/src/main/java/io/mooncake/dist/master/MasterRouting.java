@@ -41,8 +41,15 @@ public final class MasterRouting {
 
   /** As above, refusing jobs whose sources {@code sources} does not allow. */
   public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources) {
+    routing(routing, db, onJobCreated, sources, ApiAccess.open());
+  }
+
+  /** As above, admitting only the requests {@code access} allows (counted all the same). */
+  public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources,
+      ApiAccess access) {
     HttpRequestCounter requests = new HttpRequestCounter(routes(db));
     routing.addFilter(requests);
+    routing.addFilter(access);
     table(db, onJobCreated, requests, sources).accept(routing);
     routing
         .any(MasterRouting::noRoute)

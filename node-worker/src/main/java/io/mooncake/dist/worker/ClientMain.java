@@ -3,6 +3,7 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.DatabaseUnavailableException;
 import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.worker.store.SourceCredentials;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,11 @@ public final class ClientMain implements Callable<Integer> {
       description = "Serve GET /health and GET /metrics on this port of --bind-host; -1 = off, 0 = an ephemeral port (default: ${DEFAULT-VALUE}).")
   int httpPort;
 
+  @Option(names = "--source-credentials", paramLabel = "<file>",
+      description = "Headers for HTTP(S) sources, one per line: '<url-prefix> <Header-Name>: <value>' (file mode 600). "
+          + "Jobs never carry credentials; the seed adds the header whose prefix matches the URL.")
+  Path sourceCredentials;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClientMain()).execute(args));
   }
@@ -94,6 +100,15 @@ public final class ClientMain implements Callable<Integer> {
       System.err.println("mooncake_client: --data-dir " + dataDir + ": cannot use it: " + e.getMessage());
       return 2;
     }
+    SourceCredentials credentials = SourceCredentials.NONE;
+    if (sourceCredentials != null) {
+      try {
+        credentials = SourceCredentials.load(sourceCredentials);
+      } catch (IllegalArgumentException e) {
+        System.err.println("mooncake_client: --source-credentials: " + e.getMessage());
+        return 2;
+      }
+    }
     Database db;
     try {
       db = Database.open(dbUrl, concurrency + 4, "mooncake_client " + nodeId);
@@ -104,7 +119,8 @@ public final class ClientMain implements Callable<Integer> {
     }
     NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
         Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
-        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db).httpPort(httpPort);
+        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db).httpPort(httpPort)
+        .sourceCredentials(credentials);
     try {
       worker.start();
     } catch (java.io.UncheckedIOException e) {

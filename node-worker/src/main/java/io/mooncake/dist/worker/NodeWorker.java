@@ -16,6 +16,8 @@ import io.mooncake.dist.transfer.FileRange;
 import io.mooncake.dist.worker.http.ClientEndpoint;
 import io.mooncake.dist.worker.http.WorkerMetrics;
 import io.mooncake.dist.worker.store.ModelStore;
+import io.mooncake.dist.worker.store.SourceCredentials;
+import io.mooncake.dist.worker.store.SourceOpener;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,7 +59,7 @@ public final class NodeWorker implements AutoCloseable {
   private final CompletionBatcher completions;
   private final NodeRegistry registry;
   private final ReplicaCatalog replicas;
-  private final ModelStore store;
+  private ModelStore store;
   private final ChunkClient client;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
@@ -98,6 +100,15 @@ public final class NodeWorker implements AutoCloseable {
     this.store = new ModelStore(settings.dataDir());
     this.client = new ChunkClient(ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
+  }
+
+  /**
+   * Fetch HTTP(S) sources with the headers {@code credentials} configures for their URLs
+   * ({@code --source-credentials}). Call before {@link #start()}.
+   */
+  public NodeWorker sourceCredentials(SourceCredentials credentials) {
+    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials));
+    return this;
   }
 
   /**

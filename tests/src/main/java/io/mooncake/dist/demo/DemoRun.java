@@ -68,10 +68,13 @@ final class DemoRun implements AutoCloseable {
     Set<Integer> taken = new HashSet<>();
     int httpPort = settings.httpPort() != null ? settings.httpPort() : Ports.preferredOrFree(PREFERRED_HTTP_PORT, taken);
     taken.add(httpPort);
+    // The API is never open, not even here: the demo makes itself a write token, as an operator would.
+    String token = ApiToken.random();
+    Path tokens = ApiToken.writeFile(workDir.resolve("api-tokens"), "write " + token + " demo\n");
     cluster.start("master", "mooncake_master", List.of("--http-port", String.valueOf(httpPort),
-        "--db-url", database.url(), "--scheduler-tick-ms", "200"));
-    MasterClient api = new MasterClient(json, "http://127.0.0.1:" + httpPort);
-    out.println("master    " + api.base() + " starting (log " + cluster.log("master") + ")");
+        "--db-url", database.url(), "--scheduler-tick-ms", "200", "--api-tokens-file", tokens.toString()));
+    MasterClient api = new MasterClient(json, "http://127.0.0.1:" + httpPort, token);
+    out.println("master    " + api.base() + " starting (log " + cluster.log("master") + ", API token in " + tokens + ")");
 
     // Generated while the master's JVM starts: the two take about as long, and neither needs the other.
     long genStart = System.nanoTime();

@@ -19,10 +19,13 @@ final class MasterClient {
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final ObjectMapper json;
   private final String base;
+  private final String token;
 
-  MasterClient(ObjectMapper json, String base) {
+  /** A client sending {@code Authorization: Bearer <token>} with every request. */
+  MasterClient(ObjectMapper json, String base, String token) {
     this.json = json;
     this.base = base;
+    this.token = token;
   }
 
   /** A status code, the raw body, and the body parsed as JSON ({@code null} when it is not JSON). */
@@ -47,7 +50,8 @@ final class MasterClient {
   }
 
   private Reply send(HttpRequest.Builder request) throws IOException, InterruptedException {
-    HttpResponse<String> res = http.send(request.timeout(Duration.ofSeconds(10)).build(),
+    HttpResponse<String> res = http.send(request.timeout(Duration.ofSeconds(10))
+            .header("Authorization", "Bearer " + token).build(),
         HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     JsonNode parsed;
     try {

@@ -33,9 +33,12 @@ class EndToEndTest {
     Path source = TestFiles.random(Path.of("/tmp/mooncake-dist-test/model.bin"), 1_048_576, 42);
     int httpPort = TestFiles.freePort();
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
+      // As a control plane runs it: the API only answers a bearer token.
+      String token = "e2e-write-token-0123456789";
+      Path tokens = TestFiles.privateFile(tmp.resolve("api-tokens"), "write " + token + " control-plane\n");
       procs.start("master", "mooncake_master", "--http-port", String.valueOf(httpPort), "--db-url", pg.url(),
-          "--scheduler-tick-ms", "200");
-      Api api = new Api("http://127.0.0.1:" + httpPort);
+          "--scheduler-tick-ms", "200", "--api-tokens-file", tokens.toString());
+      Api api = new Api("http://127.0.0.1:" + httpPort, token, null);
       Processes.await("master /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
       procs.start("seed", "mooncake_client", "--node-id", "127.0.0.1:25001", "--data-dir", tmp.resolve("n1").toString(),
           "--db-url", pg.url(), "--poll-ms", "200");
@@ -87,7 +90,7 @@ class EndToEndTest {
       assertEquals(2, bad.exitCode(), bad.output());
       assertTrue(bad.output().contains("--no-such-flag"), bad.output());
     }
-    Processes.Run masterDown = Processes.run("mooncake_master", "--db-url", "jdbc:postgresql://127.0.0.1:1/none");
+    Processes.Run masterDown = Processes.run("mooncake_master", "--no-auth", "--db-url", "jdbc:postgresql://127.0.0.1:1/none");
     assertEquals(3, masterDown.exitCode(), masterDown.output());
     assertTrue(masterDown.output().contains("cannot connect to database"), masterDown.output());
 

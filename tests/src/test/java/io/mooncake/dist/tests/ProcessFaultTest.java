@@ -38,7 +38,7 @@ class ProcessFaultTest {
   private Api startMaster(Processes procs, String name) {
     int port = TestFiles.freePort();
     procs.start(name, "mooncake_master", "--http-port", String.valueOf(port), "--db-url", pg.url(),
-        "--scheduler-tick-ms", "200");
+        "--scheduler-tick-ms", "200", "--no-auth");
     Api api = new Api("http://127.0.0.1:" + port);
     Processes.await(name + " /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
     return api;

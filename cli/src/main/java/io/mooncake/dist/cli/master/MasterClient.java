@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.StringJoiner;
+import javax.net.ssl.SSLContext;
 
 /**
  * The master's HTTP API as the CLI uses it. Every call returns the status and JSON body for the
@@ -40,11 +41,22 @@ public final class MasterClient {
 
   private final URI base;
   private final HttpClient http;
+  private final String token;
 
   public MasterClient(URI base) {
+    this(base, null, null);
+  }
+
+  /** A client sending {@code Authorization: Bearer <token>} when token is not null, trusting {@code ssl} when given. */
+  public MasterClient(URI base, String token, SSLContext ssl) {
     String s = base.toString();
     this.base = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
-    this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT);
+    if (ssl != null) {
+      b.sslContext(ssl);
+    }
+    this.http = b.build();
+    this.token = token;
   }
 
   /** {@code GET path?query}; query parameters with a null value are left out. */
@@ -90,7 +102,11 @@ public final class MasterClient {
   }
 
   private MasterReply send(HttpRequest.Builder request) {
-    HttpRequest req = request.timeout(REQUEST_TIMEOUT).header("accept", "application/json").build();
+    request.timeout(REQUEST_TIMEOUT).header("accept", "application/json");
+    if (token != null) {
+      request.header("authorization", "Bearer " + token);
+    }
+    HttpRequest req = request.build();
     HttpResponse<String> response;
     try {
       response = http.send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
@@ -101,6 +117,15 @@ public final class MasterClient {
       throw new CliException(ExitCode.UNREACHABLE, "interrupted while waiting for the master at " + base, e);
     }
     MasterReply reply = new MasterReply(response.statusCode(), parse(req, response));
+    if (reply.status() == 401) {
+      throw new CliException(ExitCode.NOT_FOUND_OR_REJECTED, req.method() + " " + req.uri().getPath() + ": "
+          + reply.errorMessage() + " (HTTP 401 from " + base + "); "
+          + (token == null ? "set MOONCAKE_API_TOKEN or pass --token-file <file>" : "check the token"));
+    }
+    if (reply.status() == 403) {
+      throw new CliException(ExitCode.NOT_FOUND_OR_REJECTED, req.method() + " " + req.uri().getPath() + ": "
+          + reply.errorMessage() + " (HTTP 403 from " + base + ")");
+    }
     if (reply.status() >= 500) {
       throw new CliException(ExitCode.UNREACHABLE, req.method() + " " + req.uri().getPath() + ": "
           + reply.errorMessage() + " (HTTP " + reply.status() + " from " + base + ")");

@@ -283,6 +283,28 @@ class MasterCommandsTest {
   }
 
   @Test
+  void aTokenFileIsSentAsBearerAndA401SaysWhatToSet() throws Exception {
+    master.on("GET", "/api/v1/nodes", answer(200, "{\"nodes\": []}"));
+    Path token = java.nio.file.Files.writeString(dir.resolve("token"), "tok-0123456789abcdef\n");
+
+    CliRun run = cli("nodes", "--token-file", token.toString());
+
+    assertEquals(0, run.exitCode(), run.transcript());
+    assertEquals("Bearer tok-0123456789abcdef", master.requests().get(0).authorization());
+
+    master.on("GET", "/api/v1/nodes", answer(401, """
+        {"success": false, "error_code": 401, "error_message": "authentication required"}"""));
+    CliRun refused = cli("nodes");
+    assertEquals(3, refused.exitCode(), refused.transcript());
+    assertTrue(refused.err().contains("authentication required")
+        && refused.err().contains("set MOONCAKE_API_TOKEN or pass --token-file"), refused.transcript());
+
+    CliRun missing = cli("nodes", "--token-file", dir.resolve("none").toString());
+    assertEquals(2, missing.exitCode(), missing.transcript());
+    assertTrue(missing.err().contains("--token-file"), missing.transcript());
+  }
+
+  @Test
   void anUnreachableMasterExitsFourForEveryCommand() throws Exception {
     int closedPort;
     try (ServerSocket s = new ServerSocket(0)) {

@@ -20,7 +20,7 @@ import java.util.Map;
  */
 public final class FakeMaster implements AutoCloseable {
   /** A request as the master received it. */
-  public record Request(String method, String path, String query, String body) {}
+  public record Request(String method, String path, String query, String body, String authorization) {}
 
   /** A canned answer. */
   public record Answer(int status, String json) {}
@@ -61,7 +61,8 @@ public final class FakeMaster implements AutoCloseable {
     String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
     String path = exchange.getRequestURI().getPath();
     synchronized (requests) {
-      requests.add(new Request(exchange.getRequestMethod(), path, exchange.getRequestURI().getRawQuery(), body));
+      requests.add(new Request(exchange.getRequestMethod(), path, exchange.getRequestURI().getRawQuery(), body,
+          exchange.getRequestHeaders().getFirst("Authorization")));
     }
     Answer answer;
     synchronized (answers) {

@@ -35,6 +35,11 @@ final class DownloadUrls {
     switch (scheme.toLowerCase(Locale.ROOT)) {
       case "file" -> requireLocalFile(uri, value, field);
       case "http", "https" -> {
+        if (uri.getRawUserInfo() != null) {
+          // The URL is stored in the job and echoed in snapshots and logs: no secret may ride in it.
+          throw new ValidationException(field, "must not carry credentials (user:password@); configure them on "
+              + "the seed node with mooncake_client --source-credentials");
+        }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
           throw new ValidationException(field, "must name a host, got " + Texts.quote(value));
         }

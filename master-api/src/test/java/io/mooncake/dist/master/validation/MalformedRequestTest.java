@@ -136,6 +136,8 @@ class MalformedRequestTest {
         rfc(FILE + "download_url", "{}", FILE + "download_url", "must be a string, got an object"),
         rfc(FILE + "download_url", "\"ftp://host/model.bin\"", FILE + "download_url", "scheme 'ftp' is not supported"),
         rfc(FILE + "download_url", "\"s3://bucket/model.bin\"", FILE + "download_url", "scheme 's3' is not supported"),
+        rfc(FILE + "download_url", "\"https://alice:s3cret@models.example/m.bin\"", FILE + "download_url", "must not carry credentials"),
+        rfc(FILE + "download_url", "\"http://token@models.example/m.bin\"", FILE + "download_url", "must not carry credentials"),
         rfc(FILE + "download_url", "\"model.bin\"", FILE + "download_url", "must be a file:// or http(s):// URL or an absolute local path"),
         rfc(FILE + "download_url", "\"tmp/model.bin\"", FILE + "download_url", "must be a file:// or http(s):// URL or an absolute local path"),
         rfc(FILE + "download_url", "\"file://fileserver/tmp/model.bin\"", FILE + "download_url", "must not name a remote host"),

@@ -26,14 +26,28 @@ import org.slf4j.LoggerFactory;
 public final class SourceOpener {
   private static final Logger log = LoggerFactory.getLogger(SourceOpener.class);
 
-  private final HttpClient http;
+  /** Redirects followed before giving up. */
+  static final int MAX_REDIRECTS = 5;
 
-  /** An opener whose HTTP client follows normal redirects and gives up connecting after 10 s. */
+  private final HttpClient http;
+  private final SourceCredentials credentials;
+
+  /** An anonymous opener. */
   public SourceOpener() {
+    this(SourceCredentials.NONE);
+  }
+
+  /**
+   * An opener adding the configured credential header to each HTTP request whose URL it matches.
+   * Redirects are followed here (at most {@value #MAX_REDIRECTS}, never from https to http), not by
+   * the HTTP client, so a header is only ever sent to the origin it was configured for.
+   */
+  public SourceOpener(SourceCredentials credentials) {
     this.http = HttpClient.newBuilder()
-        .followRedirects(HttpClient.Redirect.NORMAL)
+        .followRedirects(HttpClient.Redirect.NEVER)
         .connectTimeout(Duration.ofSeconds(10))
         .build();
+    this.credentials = credentials;
   }
 
   /**
@@ -91,38 +105,85 @@ public final class SourceOpener {
   }
 
   private InputStream openHttp(String url, long expectedSize) throws StoreException {
-    HttpRequest request;
+    URI current;
     try {
-      request = HttpRequest.newBuilder(URI.create(url))
-          .header("User-Agent", "mooncake-node-worker")
-          .GET()
-          .build();
+      current = URI.create(url);
     } catch (IllegalArgumentException e) {
       throw new StoreException("malformed URL " + url + ": " + e.getMessage(), false, e);
     }
-    HttpResponse<InputStream> response;
+    for (int hop = 0; ; hop++) {
+      HttpResponse<InputStream> response = send(current, url);
+      int status = response.statusCode();
+      if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+        closeQuietly(response.body(), url);
+        current = redirect(current, response, url, hop);
+        continue;
+      }
+      if (status != 200) {
+        closeQuietly(response.body(), url);
+        boolean retryable = status >= 500 || status == 429;
+        boolean auth = status == 401 || status == 403;
+        throw new StoreException("HTTP " + status + " from " + describe(url, current)
+            + (auth ? (credentials.forUrl(current).isPresent() ? " (the configured credential was refused)"
+                : " (no credential configured for it in --source-credentials)") : ""), retryable);
+      }
+      OptionalLong contentLength = response.headers().firstValueAsLong("Content-Length");
+      if (contentLength.isPresent() && contentLength.getAsLong() != expectedSize) {
+        closeQuietly(response.body(), url);
+        throw new StoreException("source " + describe(url, current) + " has Content-Length " + contentLength.getAsLong()
+            + ", manifest size_bytes " + expectedSize, false);
+      }
+      return response.body();
+    }
+  }
+
+  private HttpResponse<InputStream> send(URI target, String url) throws StoreException {
+    HttpRequest.Builder request;
     try {
-      response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      request = HttpRequest.newBuilder(target).header("User-Agent", "mooncake-node-worker").GET();
+      credentials.forUrl(target).ifPresent(e -> request.header(e.header(), e.value()));
+    } catch (IllegalArgumentException e) {
+      throw new StoreException("malformed URL " + target + ": " + e.getMessage(), false, e);
+    }
+    try {
+      return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
     } catch (IOException e) {
-      throw new StoreException("cannot fetch " + url + ": " + FileOps.describe(e), true, e);
+      throw new StoreException("cannot fetch " + describe(url, target) + ": " + FileOps.describe(e), true, e);
     } catch (InterruptedException e) {
       // Keep the interrupt visible to the task runner, which is what asked us to stop.
       Thread.currentThread().interrupt();
       throw new StoreException("interrupted while connecting to " + url, true, e);
     }
-    int status = response.statusCode();
-    if (status != 200) {
-      closeQuietly(response.body(), url);
-      boolean retryable = status >= 500 || status == 429;
-      throw new StoreException("HTTP " + status + " from " + url, retryable);
+  }
+
+  private static URI redirect(URI from, HttpResponse<?> response, String url, int hop) throws StoreException {
+    String location = response.headers().firstValue("Location").orElse(null);
+    if (location == null) {
+      throw new StoreException("HTTP " + response.statusCode() + " from " + describe(url, from) + " without a Location",
+          false);
     }
-    OptionalLong contentLength = response.headers().firstValueAsLong("Content-Length");
-    if (contentLength.isPresent() && contentLength.getAsLong() != expectedSize) {
-      closeQuietly(response.body(), url);
-      throw new StoreException("source " + url + " has Content-Length " + contentLength.getAsLong()
-          + ", manifest size_bytes " + expectedSize, false);
+    if (hop + 1 > MAX_REDIRECTS) {
+      throw new StoreException("more than " + MAX_REDIRECTS + " redirects fetching " + url, false);
     }
-    return response.body();
+    URI next;
+    try {
+      next = from.resolve(location);
+    } catch (IllegalArgumentException e) {
+      throw new StoreException("malformed redirect Location from " + describe(url, from), false, e);
+    }
+    String scheme = next.getScheme() == null ? "" : next.getScheme().toLowerCase(java.util.Locale.ROOT);
+    if (!scheme.equals("http") && !scheme.equals("https")) {
+      throw new StoreException("redirect from " + describe(url, from) + " to a non-HTTP URL", false);
+    }
+    if (from.getScheme().equalsIgnoreCase("https") && scheme.equals("http")) {
+      throw new StoreException("redirect from https to plain http refused for " + url, false);
+    }
+    return next;
+  }
+
+  /** The URL the job named, plus where a redirect led (for errors). */
+  private static String describe(String url, URI current) {
+    return current.toString().equals(url) ? url : url + " (redirected to " + current + ")";
   }
 
   private static void closeQuietly(InputStream in, String url) {

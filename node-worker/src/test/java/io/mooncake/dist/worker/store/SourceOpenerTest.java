@@ -2,6 +2,7 @@ package io.mooncake.dist.worker.store;
 
 import static io.mooncake.dist.worker.store.TestModels.randomBytes;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -50,7 +51,8 @@ class SourceOpenerTest {
 
       assertTrue(busy.retryable());
       assertFalse(denied.retryable());
-      assertTrue(denied.getMessage().equals("HTTP 403 from " + http.url("/forbidden")), denied.getMessage());
+      assertEquals("HTTP 403 from " + http.url("/forbidden") + " (no credential configured for it in --source-credentials)",
+          denied.getMessage());
     }
   }
 

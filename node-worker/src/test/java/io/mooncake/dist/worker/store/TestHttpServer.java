@@ -47,6 +47,24 @@ final class TestHttpServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Serves {@code body} only to requests carrying {@code header: value} (401 otherwise), and
+   * records every value of {@code header} any request to {@code path} carried.
+   */
+  TestHttpServer protect(String path, String header, String value, byte[] body, java.util.List<String> seen) {
+    server.createContext(path, exchange -> {
+      String got = exchange.getRequestHeaders().getFirst(header);
+      seen.add(String.valueOf(got));
+      int status = value.equals(got) ? 200 : 401;
+      byte[] out = status == 200 ? body : new byte[0];
+      exchange.sendResponseHeaders(status, out.length == 0 ? -1 : out.length);
+      try (OutputStream o = exchange.getResponseBody()) {
+        o.write(out);
+      }
+    });
+    return this;
+  }
+
   /** Answers with a redirect to {@code location}. */
   TestHttpServer redirect(String path, String location) {
     server.createContext(path, exchange -> {

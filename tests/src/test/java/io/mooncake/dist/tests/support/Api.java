@@ -12,14 +12,32 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Predicate;
+import javax.net.ssl.SSLContext;
 
 /** The master's HTTP API as a control plane calls it: real HTTP, JSON in and out. */
 public final class Api {
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http;
   private final String base;
+  private final String token;
 
   public Api(String base) {
+    this(base, null, null);
+  }
+
+  /** An API client sending {@code Authorization: Bearer <token>} (when not null), trusting {@code ssl} for https. */
+  public Api(String base, String token, SSLContext ssl) {
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+    if (ssl != null) {
+      b.sslContext(ssl);
+    }
+    this.http = b.build();
     this.base = base;
+    this.token = token;
+  }
+
+  /** The same master with another token (null: none). */
+  public Api withToken(String otherToken) {
+    return new Api(base, otherToken, http.sslContext());
   }
 
   /** A status code and the parsed JSON body. */
@@ -74,7 +92,9 @@ public final class Api {
     return awaitJob(jobId, j -> j.get("status").asText().matches("completed|failed|canceled"), Duration.ofSeconds(90));
   }
 
-  private Reply send(HttpRequest request) {
+  private Reply send(HttpRequest unsigned) {
+    HttpRequest request = token == null ? unsigned
+        : HttpRequest.newBuilder(unsigned, (k, v) -> true).header("Authorization", "Bearer " + token).build();
     try {
       HttpResponse<byte[]> res = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
       JsonNode json = res.body().length == 0 ? null : Json.MAPPER.readTree(res.body());
