@@ -1,5 +1,6 @@
 package io.mooncake.dist.tests;
 
+import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -260,6 +261,8 @@ class ReplicationTest {
     // published and perhaps copied: no follower stages, its copies stop, its partial is removed.
     assertEquals("failed", find(jSha, f1).get("state").asText());
     assertEquals(0, pg.database().dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("rep-sha").and(TASKS.STATE.eq("pending"))));
+    assertEquals(0, pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.OBJECT_ID.like("model-h/%")),
+        "a failed download leaves no replica published, on the seed or on a follower that copied early");
     assertEquals(0, copiesStarted("rep-size"), "a size mismatch is refused before any object is published");
   }
 
