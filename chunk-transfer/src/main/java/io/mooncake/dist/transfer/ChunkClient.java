@@ -21,7 +21,9 @@ import java.util.function.LongConsumer;
 /**
  * Fetches byte ranges of objects from {@link ChunkServer}s into local files.
  *
- * <p>Each fetch uses its own connection, so one failed or slow transfer never disturbs another and
+ * <p>Each fetch uses its own connection, which first completes the cluster handshake: the request
+ * (and with it the object id) is only sent once the peer has proven it holds the cluster secret.
+ * One connection per fetch means one failed or slow transfer never disturbs another and
  * a failure leaves nothing behind to clean up. The payload streams from direct socket buffers into
  * the target with positional writes while being hashed; memory use per fetch is a few socket buffers
  * whatever the chunk size. The client never retries: it reports what went wrong and the caller
@@ -39,27 +41,33 @@ public final class ChunkClient implements AutoCloseable {
     private final io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit;
     private final Bootstrap bootstrap;
     private final Duration idleTimeout;
+    private final ChunkSecurity security;
     private final AtomicInteger requestIds = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /** A client with the {@linkplain #DEFAULT_IDLE_TIMEOUT default idle timeout}, owning its own event loops. */
-    public ChunkClient() {
-        this(DEFAULT_IDLE_TIMEOUT);
+    /**
+     * A client with the {@linkplain #DEFAULT_IDLE_TIMEOUT default idle timeout}, owning its own event loops.
+     *
+     * @param security the cluster secret (and TLS, if on) with which every connection authenticates
+     */
+    public ChunkClient(ChunkSecurity security) {
+        this(security, DEFAULT_IDLE_TIMEOUT);
     }
 
     /**
      * @param idleTimeout a fetch fails with {@link ChunkTransferException.Kind#TIMEOUT} when no byte
      *                    arrives from the peer for this long; must be positive
      */
-    public ChunkClient(Duration idleTimeout) {
-        this(idleTimeout, 0);
+    public ChunkClient(ChunkSecurity security, Duration idleTimeout) {
+        this(security, idleTimeout, 0);
     }
 
     /**
      * @param downloadBytesPerSecond receive at most this many bytes per second over all fetches
      *                               together (0 = unlimited); reading pauses, so TCP slows the peer
      */
-    public ChunkClient(Duration idleTimeout, long downloadBytesPerSecond) {
+    public ChunkClient(ChunkSecurity security, Duration idleTimeout, long downloadBytesPerSecond) {
+        Objects.requireNonNull(security, "security");
         Objects.requireNonNull(idleTimeout, "idleTimeout");
         if (downloadBytesPerSecond < 0) {
             throw new IllegalArgumentException("downloadBytesPerSecond must be >= 0: " + downloadBytesPerSecond);
@@ -67,6 +75,7 @@ public final class ChunkClient implements AutoCloseable {
         if (idleTimeout.isNegative() || idleTimeout.isZero()) {
             throw new IllegalArgumentException("idleTimeout must be positive: " + idleTimeout);
         }
+        this.security = security;
         this.idleTimeout = idleTimeout;
         this.group = Transport.newGroup(0, "chunk-client", true);
         this.downloadLimit = downloadBytesPerSecond == 0 ? null
@@ -134,7 +143,7 @@ public final class ChunkClient implements AutoCloseable {
         FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout);
         ChannelFuture connect;
         try {
-            connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler, downloadLimit)).connect(host, port);
+            connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler, security, host, port, downloadLimit)).connect(host, port);
         } catch (RuntimeException e) {
             // The event loops were shut down between the closed check and here.
             result.completeExceptionally(new ChunkTransferException(

@@ -21,7 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the requests of one connection, strictly one at a time and in order.
+ * Serves the requests of one connection, strictly one at a time and in order. Sits behind the
+ * handshake, so it only ever sees requests of an authenticated peer.
  *
  * <p>All state lives on the channel's event loop; only the lookup and file open, which may block,
  * run on the {@code blocking} executor, so a slow {@link ObjectLocator} never stalls other
@@ -40,11 +41,14 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     private final SourceResolver resolver;
     private final Executor blocking;
     private final LongAdder bytesServed;
+    /** TLS on: payloads are read and encrypted in chunks instead of sent with sendfile. */
+    private final boolean tls;
     private final ArrayDeque<Object> queue = new ArrayDeque<>();
     private boolean busy;
     private boolean closing;
 
-    ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed) {
+    ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed, boolean tls) {
+        this.tls = tls;
         this.resolver = resolver;
         this.blocking = blocking;
         this.bytesServed = bytesServed;
@@ -172,8 +176,10 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(header);
                 ChannelProgressivePromise promise = ctx.newProgressivePromise();
                 promise.addListener(new PayloadListener(ctx, request, send.length()));
-                // The region owns the file channel and closes it when released, on success or failure.
-                ctx.writeAndFlush(new DefaultFileRegion(send.file(), send.position(), send.length()), promise);
+                // Region and chunks own the file channel and close it when done, on success or failure.
+                Object payload = tls ? new FileRangeChunks(send.file(), send.position(), send.length())
+                        : new DefaultFileRegion(send.file(), send.position(), send.length());
+                ctx.writeAndFlush(payload, promise);
             }
         }
     }

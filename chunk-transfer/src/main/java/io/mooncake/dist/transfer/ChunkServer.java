@@ -28,8 +28,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves byte ranges of locally held objects to peers over the chunk protocol (PROTOCOL.md).
  *
- * <p>Payloads go out with {@code sendfile} ({@link io.netty.channel.DefaultFileRegion}), so serving a
- * chunk costs no heap and no user-space copy. Each connection serves its requests one after another;
+ * <p>Every connection first completes the cluster handshake ({@link ChunkSecurity}); a peer that
+ * cannot prove it holds the cluster secret gets an error frame and is closed before any request is
+ * read. Without TLS, payloads go out with {@code sendfile} ({@link io.netty.channel.DefaultFileRegion}),
+ * so serving a chunk costs no heap and no user-space copy; with TLS they are read and encrypted in
+ * chunks. Each connection serves its requests one after another;
  * a failure of one request (unknown object, bad range, unreadable file, throwing locator) answers that
  * request with an error frame and keeps the connection and the server up.
  */
@@ -66,27 +69,31 @@ public final class ChunkServer implements AutoCloseable {
     }
 
     /**
-     * Binds {@code bindHost:port} and serves objects found by {@code locator}.
+     * Binds {@code bindHost:port} and serves objects found by {@code locator} to peers that complete
+     * the cluster handshake of {@code security}.
      *
      * @param bindHost address to listen on, e.g. {@code "0.0.0.0"} or {@code "127.0.0.1"}
      * @param port     port to listen on; 0 picks an ephemeral port, see {@link #port()}
      * @param locator  resolves requested object ids to local file ranges
+     * @param security the cluster secret (and TLS, if on) every connection must prove first
      * @return the running server
      * @throws InterruptedException if interrupted while binding
      * @throws UncheckedIOException if the address cannot be bound (e.g. port in use)
      */
-    public static ChunkServer start(String bindHost, int port, ObjectLocator locator) throws InterruptedException {
-        return start(bindHost, port, locator, 0);
+    public static ChunkServer start(String bindHost, int port, ObjectLocator locator, ChunkSecurity security)
+            throws InterruptedException {
+        return start(bindHost, port, locator, security, 0);
     }
 
     /**
-     * As {@link #start(String, int, ObjectLocator)}, sending at most {@code uploadBytesPerSecond}
-     * over all connections together (0 = unlimited).
+     * As {@link #start(String, int, ObjectLocator, ChunkSecurity)}, sending at most
+     * {@code uploadBytesPerSecond} over all connections together (0 = unlimited).
      */
-    public static ChunkServer start(String bindHost, int port, ObjectLocator locator, long uploadBytesPerSecond)
-            throws InterruptedException {
+    public static ChunkServer start(String bindHost, int port, ObjectLocator locator, ChunkSecurity security,
+                                    long uploadBytesPerSecond) throws InterruptedException {
         Objects.requireNonNull(bindHost, "bindHost");
         Objects.requireNonNull(locator, "locator");
+        Objects.requireNonNull(security, "security");
         if (uploadBytesPerSecond < 0) {
             throw new IllegalArgumentException("uploadBytesPerSecond must be >= 0: " + uploadBytesPerSecond);
         }
@@ -112,7 +119,7 @@ public final class ChunkServer implements AutoCloseable {
                 // Lets a client send its requests and half-close; pending answers still go out.
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ChunkServerInitializer(new SourceResolver(locator), lookups, channels,
-                        bytesServed, CONNECTION_IDLE_TIMEOUT, uploadLimit));
+                        bytesServed, CONNECTION_IDLE_TIMEOUT, security, uploadLimit));
         ChannelFuture bind;
         try {
             bind = bootstrap.bind(bindHost, port).await();
@@ -131,7 +138,9 @@ public final class ChunkServer implements AutoCloseable {
         }
         channels.add(bind.channel());
         ChunkServer server = new ChunkServer(bind.channel(), channels, acceptGroup, ioGroup, lookups, bytesServed);
-        log.info("chunk server listening on {} ({})", bind.channel().localAddress(), Transport.EPOLL ? "epoll" : "nio");
+        log.info("chunk server listening on {} ({}, cluster handshake, {})", bind.channel().localAddress(),
+                Transport.EPOLL ? "epoll" : "nio", security.tls() ? "TLS: payloads read and encrypted in user space"
+                        : "no TLS: payloads sent with sendfile");
         return server;
     }
 

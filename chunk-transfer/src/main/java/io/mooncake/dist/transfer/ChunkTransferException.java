@@ -31,6 +31,11 @@ public final class ChunkTransferException extends IOException {
         CONNECTION,
         /** No bytes arrived from the peer for the client's idle timeout. */
         TIMEOUT,
+        /**
+         * The peer is not a cluster member, or refused us as one: a cluster secret that differs,
+         * a TLS certificate the other side's CA did not sign, TLS on one side only.
+         */
+        AUTHENTICATION,
         /** Writing the received bytes locally failed (the cause says why, e.g. a full disk); not the peer's fault. */
         LOCAL_IO
     }

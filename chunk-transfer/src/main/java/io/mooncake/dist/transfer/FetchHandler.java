@@ -7,17 +7,20 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongConsumer;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drives one fetch on its own connection: sends the request, checks the header against what was
+ * Drives one fetch on its own connection: once the handshake has authenticated the peer, sends the
+ * request, checks the header against what was
  * asked, streams the payload into the {@link ChunkSink} and completes the future exactly once.
  *
  * <p>Success is declared at the end of a read batch rather than the moment the last promised byte
@@ -35,6 +38,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     private final CompletableFuture<FetchResult> result;
     private final Duration idleTimeout;
     private Channel channel;
+    private boolean authenticated;
     private boolean headerSeen;
     private boolean payloadComplete;
     private boolean finished;
@@ -59,13 +63,21 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelActive(ChannelHandlerContext ctx) {
-        ctx.writeAndFlush(spec.toRequest()).addListener((ChannelFutureListener) f -> {
-            if (!f.isSuccess()) {
-                fail(Kind.CONNECTION, "cannot send request: " + f.cause(), f.cause());
-            }
-        });
-        ctx.fireChannelActive();
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == ClientHandshakeHandler.AUTHENTICATED) {
+            // Only now: a peer that has not proven membership never learns what we ask for.
+            authenticated = true;
+            ctx.writeAndFlush(spec.toRequest()).addListener((ChannelFutureListener) f -> {
+                if (!f.isSuccess()) {
+                    fail(Kind.CONNECTION, "cannot send request: " + f.cause(), f.cause());
+                }
+            });
+            return;
+        }
+        if (evt instanceof SslHandshakeCompletionEvent tls && !tls.isSuccess()) {
+            fail(Kind.AUTHENTICATION, "TLS handshake failed: " + tls.cause().getMessage(), tls.cause());
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override
@@ -100,6 +112,9 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         } else if (headerSeen) {
             fail(Kind.SHORT_TRANSFER, "connection closed after " + sink.written() + " of " + spec.length()
                     + " payload bytes", null);
+        } else if (!authenticated) {
+            fail(Kind.CONNECTION, "connection closed before the handshake completed (the peer died, or refused"
+                    + " us without a word: TLS on one side only does that)", null);
         } else {
             fail(Kind.CONNECTION, "connection closed before a response header arrived", null);
         }
@@ -109,8 +124,13 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof ReadTimeoutException) {
-            fail(Kind.TIMEOUT, "no bytes from peer for " + idleTimeout.toMillis() + " ms (received "
-                    + sink.written() + " of " + spec.length() + " payload bytes)", cause);
+            fail(Kind.TIMEOUT, "no bytes from peer for " + idleTimeout.toMillis() + " ms (" + (authenticated
+                    ? "received " + sink.written() + " of " + spec.length() + " payload bytes)"
+                    : "during the handshake)"), cause);
+        } else if (cause instanceof HandshakeFailure handshake) {
+            fail(handshake.kind(), handshake.getMessage(), cause);
+        } else if (tlsFailure(cause) != null) {
+            fail(Kind.AUTHENTICATION, "TLS failed: " + tlsFailure(cause).getMessage(), cause);
         } else if (cause instanceof DecoderException) {
             // Covers ProtocolViolationException: the peer broke the framing.
             fail(Kind.PROTOCOL, "malformed response: " + cause.getMessage(), cause);
@@ -126,6 +146,16 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             log.warn("unexpected error in {}", spec.describe(), cause);
             fail(Kind.PROTOCOL, "unexpected error: " + cause, cause);
         }
+    }
+
+    /** The TLS error behind {@code cause}, if it is one (a refused certificate, a plaintext peer). */
+    private static SSLException tlsFailure(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLException ssl) {
+                return ssl;
+            }
+        }
+        return null;
     }
 
     private void onOk(ResponseHeader.Ok ok) {

@@ -9,8 +9,29 @@ public final class Protocol {
     /** First four bytes of every request and response frame: ASCII {@code "MCKT"}. */
     public static final int MAGIC = 0x4D434B54;
 
-    /** The only protocol version this code speaks. */
-    public static final int VERSION = 1;
+    /** First four bytes of every handshake frame: ASCII {@code "MCKA"}. */
+    public static final int HANDSHAKE_MAGIC = 0x4D434B41;
+
+    /** The only protocol version this code speaks; 2 added the handshake. */
+    public static final int VERSION = 2;
+
+    /** Bytes of each side's handshake nonce. */
+    static final int NONCE_BYTES = 32;
+
+    /** Bytes of an HMAC-SHA256. */
+    static final int MAC_BYTES = 32;
+
+    /** magic(4) version(1): the prefix of every frame. */
+    static final int FRAME_PREFIX_BYTES = 5;
+
+    /** CHALLENGE, server to client: prefix, server nonce. */
+    static final int CHALLENGE_BYTES = FRAME_PREFIX_BYTES + NONCE_BYTES;
+
+    /** PROOF, client to server: prefix, client nonce, client MAC. */
+    static final int PROOF_BYTES = FRAME_PREFIX_BYTES + NONCE_BYTES + MAC_BYTES;
+
+    /** ACCEPT, server to client: prefix, server MAC. */
+    static final int ACCEPT_BYTES = FRAME_PREFIX_BYTES + MAC_BYTES;
 
     /** Longest object id, in UTF-8 bytes. */
     public static final int MAX_OBJECT_ID_BYTES = 1024;

@@ -17,6 +17,11 @@ final class ResponseHeaderEncoder extends MessageToByteEncoder<ResponseHeader> {
 
     @Override
     protected void encode(ChannelHandlerContext ctx, ResponseHeader header, ByteBuf out) {
+        encodeTo(header, out);
+    }
+
+    /** Writes {@code header} as its frame; also used for the error frames of a refused handshake. */
+    static void encodeTo(ResponseHeader header, ByteBuf out) {
         out.writeInt(Protocol.MAGIC);
         out.writeByte(Protocol.VERSION);
         out.writeInt(header.requestId());

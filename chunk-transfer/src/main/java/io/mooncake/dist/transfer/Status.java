@@ -7,7 +7,8 @@ enum Status {
     RANGE_OUT_OF_BOUNDS(2),
     SOURCE_ERROR(3),
     BAD_REQUEST(4),
-    UNSUPPORTED_VERSION(5);
+    UNSUPPORTED_VERSION(5),
+    UNAUTHENTICATED(6);
 
     private final int code;
 
@@ -35,6 +36,7 @@ enum Status {
             case NOT_FOUND -> ChunkTransferException.Kind.NOT_FOUND;
             case RANGE_OUT_OF_BOUNDS -> ChunkTransferException.Kind.RANGE_OUT_OF_BOUNDS;
             case SOURCE_ERROR -> ChunkTransferException.Kind.SOURCE_ERROR;
+            case UNAUTHENTICATED -> ChunkTransferException.Kind.AUTHENTICATION;
             // The server says *we* spoke badly: a bug or version skew on one side, not a data problem.
             case OK, BAD_REQUEST, UNSUPPORTED_VERSION -> ChunkTransferException.Kind.PROTOCOL;
         };

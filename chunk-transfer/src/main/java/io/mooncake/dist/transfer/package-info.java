@@ -8,6 +8,11 @@
  * into a caller-owned {@link java.nio.channels.FileChannel} with positional writes while hashing it,
  * so a 64 MiB chunk costs a few socket buffers of memory, not 64 MiB.
  *
+ * <p>Both sides take a {@link io.mooncake.dist.transfer.ChunkSecurity}: the cluster secret that
+ * every connection's handshake proves both ways before any request, and optionally
+ * {@link io.mooncake.dist.transfer.ChunkTls} (mutual TLS; payloads are then encrypted in user space
+ * instead of sent with {@code sendfile}). Where the secret comes from is the caller's business.
+ *
  * <p>This package knows nothing about databases, schedules or which peer holds what: callers decide
  * what to fetch from where, verify the returned SHA-256 against their own expectation, and decide
  * whether to retry. Failures are reported as {@link io.mooncake.dist.transfer.ChunkTransferException}

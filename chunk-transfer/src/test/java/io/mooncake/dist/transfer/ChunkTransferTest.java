@@ -44,8 +44,8 @@ class ChunkTransferTest {
 
     @BeforeEach
     void start() throws InterruptedException {
-        server = ChunkServer.start("127.0.0.1", 0, id -> locator.locate(id));
-        client = new ChunkClient();
+        server = ChunkServer.start("127.0.0.1", 0, id -> locator.locate(id), TestData.SECURITY);
+        client = new ChunkClient(TestData.SECURITY);
     }
 
     @AfterEach
@@ -323,7 +323,7 @@ class ChunkTransferTest {
     @Test
     void startingASecondServerOnAPortInUseFailsWithTheAddressInItsMessage() {
         UncheckedIOException e = assertThrows(UncheckedIOException.class,
-                () -> ChunkServer.start("127.0.0.1", server.port(), id -> Optional.empty()));
+                () -> ChunkServer.start("127.0.0.1", server.port(), id -> Optional.empty(), TestData.SECURITY));
 
         assertTrue(e.getMessage().contains("127.0.0.1:" + server.port()), e.getMessage());
     }

@@ -83,8 +83,9 @@ class DirectFileSinkTest {
     try (FileChannel c = FileChannel.open(dst, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       c.write(ByteBuffer.wrap(new byte[1]), data.length - 1L);
     }
-    try (ChunkServer server = ChunkServer.start("127.0.0.1", 0, id -> Optional.of(new FileRange(src, 0, data.length)));
-        ChunkClient client = new ChunkClient();
+    try (ChunkServer server = ChunkServer.start("127.0.0.1", 0, id -> Optional.of(new FileRange(src, 0, data.length)),
+            TestData.SECURITY);
+        ChunkClient client = new ChunkClient(TestData.SECURITY);
         FileChannel direct = openDirect(dst);
         FileChannel buffered = FileChannel.open(dst, StandardOpenOption.WRITE)) {
       FetchResult r = client.fetchBlocking("127.0.0.1", server.port(), "obj", 0, data.length,

@@ -26,7 +26,20 @@ final class FakePeer implements AutoCloseable {
     private final AtomicReference<Socket> connection = new AtomicReference<>();
     private final AtomicReference<Throwable> scriptFailure = new AtomicReference<>();
 
+    /** A member: completes the server side of the handshake with the tests' secret, then plays {@code script}. */
     FakePeer(Script script) throws IOException {
+        this(true, (socket, in, out) -> {
+            RawWire.serverHandshake(in, out, TestData.secretBytes());
+            script.play(socket, in, out);
+        });
+    }
+
+    /** Plays {@code script} from the first byte: the handshake, if any, is the script's. */
+    static FakePeer raw(Script script) throws IOException {
+        return new FakePeer(false, script);
+    }
+
+    private FakePeer(boolean member, Script script) throws IOException {
         listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         thread = Thread.ofPlatform().name("fake-peer-" + listener.getLocalPort()).daemon().start(() -> {
             try (Socket socket = listener.accept()) {

@@ -40,7 +40,7 @@ class MisbehavingPeerTest {
 
     @BeforeEach
     void open() throws Exception {
-        client = new ChunkClient();
+        client = new ChunkClient(TestData.SECURITY);
         target = FileChannel.open(dir.resolve("target"), CREATE, WRITE);
     }
 
@@ -157,8 +157,7 @@ class MisbehavingPeerTest {
 
     @Test
     void aPeerSpeakingAnotherProtocolCausesProtocol() throws Exception {
-        try (FakePeer peer = new FakePeer((socket, in, out) -> {
-            in.readNBytes(4);
+        try (FakePeer peer = FakePeer.raw((socket, in, out) -> {
             out.write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
             FakePeer.awaitClientClose(in);
@@ -188,7 +187,7 @@ class MisbehavingPeerTest {
     @Test
     void aPeerThatNeverAnswersCausesTimeoutAfterTheIdleTimeout() throws Exception {
         client.close();
-        client = new ChunkClient(Duration.ofMillis(200));
+        client = new ChunkClient(TestData.SECURITY, Duration.ofMillis(200));
         try (FakePeer peer = new FakePeer((socket, in, out) -> {
             RawWire.readRequest(in);
             // Silent: blocks until the client gives up and closes.
@@ -226,6 +225,58 @@ class MisbehavingPeerTest {
             assertTrue(fetch.cancel(true));
 
             // The script only ends once the client's side of the connection is gone.
+            assertNull(peer.awaitScriptEnd());
+        }
+    }
+
+    @Test
+    void aPeerThatCannotProveTheSecretIsNeverSentTheRequest() throws Exception {
+        try (FakePeer peer = FakePeer.raw((socket, in, out) -> {
+            byte[] serverNonce = TestData.bytes(32, 41);
+            out.write(RawWire.challengeFrame(serverNonce));
+            out.flush();
+            in.readNBytes(5 + 32 + 32);
+            // A non-member cannot compute the proof; it answers with a guess.
+            out.write(RawWire.acceptFrame(new byte[32]));
+            out.flush();
+            FakePeer.awaitClientClose(in);
+        })) {
+            ChunkTransferException e = assertFails(peer, 0, 10, null);
+
+            assertEquals(Kind.AUTHENTICATION, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("peer is not a cluster member"), e.getMessage());
+            // awaitClientClose fails the script if the client sent anything after its proof.
+            assertNull(peer.awaitScriptEnd());
+        }
+    }
+
+    @Test
+    void aPeerThatRefusesOurProofCausesAuthenticationWithItsMessage() throws Exception {
+        try (FakePeer peer = FakePeer.raw((socket, in, out) -> {
+            out.write(RawWire.challengeFrame(TestData.bytes(32, 42)));
+            out.flush();
+            in.readNBytes(5 + 32 + 32);
+            out.write(RawWire.errorFrame(0, 6, "not a cluster member: authentication failed"));
+            out.flush();
+            FakePeer.awaitClientClose(in);
+        })) {
+            ChunkTransferException e = assertFails(peer, 0, 10, null);
+
+            assertEquals(Kind.AUTHENTICATION, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("not a cluster member: authentication failed"), e.getMessage());
+            assertNull(peer.awaitScriptEnd());
+        }
+    }
+
+    @Test
+    void aPeerThatNeverSendsTheChallengeCausesTimeoutDuringTheHandshake() throws Exception {
+        client.close();
+        client = new ChunkClient(TestData.SECURITY, Duration.ofMillis(200));
+        try (FakePeer peer = FakePeer.raw((socket, in, out) -> FakePeer.awaitClientClose(in))) {
+            ChunkTransferException e = assertFails(peer, 0, 10, null);
+
+            assertEquals(Kind.TIMEOUT, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("during the handshake"), e.getMessage());
             assertNull(peer.awaitScriptEnd());
         }
     }

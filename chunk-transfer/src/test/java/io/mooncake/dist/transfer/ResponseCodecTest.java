@@ -112,7 +112,7 @@ class ResponseCodecTest {
     @Test
     void anotherVersionIsAProtocolViolation() {
         ByteBuf frame = encode(new ResponseHeader.Ok(1, 1));
-        frame.setByte(4, 2);
+        frame.setByte(4, Protocol.VERSION + 1);
 
         assertThrows(ProtocolViolationException.class, () -> channel.writeInbound(frame));
     }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Talks to a real {@link ChunkServer} over a plain socket to pin down connection-level behaviour. */
+/** Talks to a real {@link ChunkServer} over a plain socket, after the handshake, to pin down connection-level behaviour. */
 @Timeout(60)
 class ServerConnectionTest {
 
@@ -36,9 +36,11 @@ class ServerConnectionTest {
         content = TestData.bytes(300_000, 20);
         Path file = TestData.file(dir, "obj.bin", content);
         server = ChunkServer.start("127.0.0.1", 0,
-                id -> id.equals("obj") ? Optional.of(new FileRange(file, 0, Files.size(file))) : Optional.empty());
+                id -> id.equals("obj") ? Optional.of(new FileRange(file, 0, Files.size(file))) : Optional.empty(),
+                TestData.SECURITY);
         socket = new Socket(InetAddress.getLoopbackAddress(), server.port());
         in = new DataInputStream(socket.getInputStream());
+        RawWire.clientHandshake(in, socket.getOutputStream(), TestData.secretBytes());
     }
 
     @AfterEach
@@ -97,7 +99,7 @@ class ServerConnectionTest {
     @Test
     void anUnsupportedVersionIsAnsweredWithItsOwnErrorCodeAndTheConnectionIsClosed() throws IOException {
         byte[] request = RawWire.request(6, "obj", 0, 1);
-        request[4] = 2;
+        request[4] = (byte) (Protocol.VERSION + 1);
         send(request);
 
         RawWire.Response response = RawWire.readResponse(in);

@@ -12,6 +12,15 @@ import java.util.Random;
 /** Deterministic test bytes and independent SHA-256 helpers, so expectations never reuse production code. */
 final class TestData {
 
+    /** The cluster secret of the tests' servers and clients. */
+    static final String SECRET = "test cluster secret: 32 bytes or more of it";
+
+    static final ChunkSecurity SECURITY = ChunkSecurity.of(SECRET);
+
+    static byte[] secretBytes() {
+        return SECRET.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     private TestData() {
     }
 

@@ -3,6 +3,9 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.DatabaseUnavailableException;
 import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.transfer.ChunkSecurity;
+import io.mooncake.dist.transfer.ChunkTls;
+import io.mooncake.dist.worker.security.ClusterSecret;
 import io.mooncake.dist.worker.store.SourceCredentials;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -60,6 +63,23 @@ public final class ClientMain implements Callable<Integer> {
           + "Jobs never carry credentials; the seed adds the header whose prefix matches the URL.")
   Path sourceCredentials;
 
+  @Option(names = "--cluster-secret-file", paramLabel = "<file>",
+      description = "Prove and demand this cluster secret on the chunk port instead of the one in the database; "
+          + "at least 32 bytes, readable by its owner only, the same on every node (default: the database's).")
+  Path clusterSecretFile;
+
+  @Option(names = "--chunk-tls-cert", paramLabel = "<pem>",
+      description = "TLS on the chunk port: this node's certificate, PEM; needs --chunk-tls-key and --chunk-tls-ca (default: no TLS).")
+  Path tlsCert;
+
+  @Option(names = "--chunk-tls-key", paramLabel = "<pem>",
+      description = "The certificate's private key, unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY) (default: no TLS).")
+  Path tlsKey;
+
+  @Option(names = "--chunk-tls-ca", paramLabel = "<pem>",
+      description = "CA certificate(s), PEM, that sign every member's certificate; peers without one are refused (default: no TLS).")
+  Path tlsCa;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClientMain()).execute(args));
   }
@@ -90,6 +110,22 @@ public final class ClientMain implements Callable<Integer> {
           + "--lease-seconds longer than two heartbeats");
       return 2;
     }
+    byte[] fileSecret = null;
+    if (clusterSecretFile != null) {
+      try {
+        fileSecret = ClusterSecret.fromFile(clusterSecretFile);
+      } catch (ClusterSecret.InvalidSecretException e) {
+        System.err.println("mooncake_client: --cluster-secret-file: " + e.getMessage());
+        return 2;
+      }
+    }
+    ChunkTls tls;
+    try {
+      tls = chunkTls();
+    } catch (IllegalArgumentException e) {
+      System.err.println("mooncake_client: " + e.getMessage());
+      return 2;
+    }
     Path dir;
     try {
       dir = Files.createDirectories(dataDir).toRealPath();
@@ -117,9 +153,24 @@ public final class ClientMain implements Callable<Integer> {
       System.err.println("mooncake_client: " + e.getMessage());
       return 3;
     }
+    ChunkSecurity security;
+    try {
+      security = ChunkSecurity.of(fileSecret != null ? fileSecret : ClusterSecret.fromDatabase(db));
+    } catch (ClusterSecret.InvalidSecretException e) {
+      System.err.println("mooncake_client: " + e.getMessage());
+      db.close();
+      return 2;
+    } catch (RuntimeException e) {
+      System.err.println("mooncake_client: cannot read the cluster secret from the database: " + e.getMessage());
+      db.close();
+      return 3;
+    }
+    if (tls != null) {
+      security = security.withTls(tls);
+    }
     NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
         Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
-        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db).httpPort(httpPort)
+        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db, security).httpPort(httpPort)
         .sourceCredentials(credentials);
     try {
       worker.start();
@@ -142,5 +193,36 @@ public final class ClientMain implements Callable<Integer> {
       // wait: a worker displaced by another instance with the same node id stops on its own
     }
     return worker.running() ? 0 : 5;
+  }
+
+  /** TLS from the three flags: all or none; each file named by its flag when it cannot be used. */
+  private ChunkTls chunkTls() {
+    if (tlsCert == null && tlsKey == null && tlsCa == null) {
+      return null;
+    }
+    if (tlsCert == null || tlsKey == null || tlsCa == null) {
+      java.util.List<String> missing = new java.util.ArrayList<>();
+      if (tlsCert == null) {
+        missing.add("--chunk-tls-cert");
+      }
+      if (tlsKey == null) {
+        missing.add("--chunk-tls-key");
+      }
+      if (tlsCa == null) {
+        missing.add("--chunk-tls-ca");
+      }
+      throw new IllegalArgumentException("TLS on the chunk port needs --chunk-tls-cert, --chunk-tls-key and "
+          + "--chunk-tls-ca together; missing " + String.join(", ", missing));
+    }
+    try {
+      return ChunkTls.fromPem(tlsCert, tlsKey, tlsCa);
+    } catch (ChunkTls.InvalidFileException e) {
+      String flag = switch (e.part()) {
+        case CERTIFICATE -> "--chunk-tls-cert";
+        case PRIVATE_KEY -> "--chunk-tls-key";
+        case TRUSTED_CA -> "--chunk-tls-ca";
+      };
+      throw new IllegalArgumentException(flag + ": " + e.getMessage(), e);
+    }
   }
 }

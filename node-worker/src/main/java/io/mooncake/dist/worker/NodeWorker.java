@@ -11,10 +11,12 @@ import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkClient;
+import io.mooncake.dist.transfer.ChunkSecurity;
 import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
 import io.mooncake.dist.worker.http.ClientEndpoint;
 import io.mooncake.dist.worker.http.WorkerMetrics;
+import io.mooncake.dist.worker.security.ClusterSecret;
 import io.mooncake.dist.worker.store.ModelStore;
 import io.mooncake.dist.worker.store.SourceCredentials;
 import io.mooncake.dist.worker.store.SourceOpener;
@@ -51,6 +53,7 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private final Settings settings;
+  private final ChunkSecurity security;
   private final Database db;
   private final String nodeId;
   private final String leaseOwner;
@@ -88,8 +91,18 @@ public final class NodeWorker implements AutoCloseable {
   /** {@link System#nanoTime()} of the last successful heartbeat; 0 while none succeeded. */
   private volatile long lastHeartbeatNanos;
 
+  /** A worker whose chunk port admits the peers that prove the database's cluster secret, without TLS. */
   public NodeWorker(Settings settings, Database db) {
+    this(settings, db, ChunkSecurity.of(ClusterSecret.fromDatabase(db)));
+  }
+
+  /**
+   * @param security what the chunk server demands of peers and the chunk client proves to them:
+   *                 the cluster secret (the same on every member) and TLS, if on
+   */
+  public NodeWorker(Settings settings, Database db, ChunkSecurity security) {
     this.settings = settings;
+    this.security = security;
     this.db = db;
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
@@ -98,7 +111,7 @@ public final class NodeWorker implements AutoCloseable {
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = new ModelStore(settings.dataDir());
-    this.client = new ChunkClient(ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
+    this.client = new ChunkClient(security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
 
@@ -122,7 +135,7 @@ public final class NodeWorker implements AutoCloseable {
 
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
-    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate,
+    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate, security,
         settings.uploadBytesPerSecond());
     if (httpPort >= 0) {
       try {
@@ -146,8 +159,8 @@ public final class NodeWorker implements AutoCloseable {
     }).start();
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
-    log.info("mooncake_client {} serving chunks on {}:{}, data dir {}", nodeId, settings.bindHost(), server.port(),
-        settings.dataDir());
+    log.info("mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}", nodeId,
+        settings.bindHost(), server.port(), security, settings.dataDir());
     if (endpoint != null) {
       log.info("mooncake_client {} serving /health and /metrics on {}:{}", nodeId, settings.bindHost(), endpoint.port());
     }
