@@ -327,7 +327,8 @@ public final class TaskQueue {
   /**
    * Node grace: the open tasks (pending or processing) of every placement of an active job whose
    * node has not heartbeated for longer than {@code grace} (or, never registered, since the job
-   * was created) fail with "node &lt;id&gt; gone for more than N s", so the evaluator fails the
+   * was created) fail with "node &lt;id&gt; gone for more than N s" (or "never came up: no heartbeat
+   * within N s of the job's creation"), so the evaluator fails the
    * placement instead of waiting for the node forever. A running attempt is recorded as failed.
    *
    * @return how many tasks were failed
@@ -336,7 +337,7 @@ public final class TaskQueue {
     long seconds = Math.max(0, grace.toSeconds());
     return dsl.resultQuery("""
         WITH gone AS (
-          SELECT t.task_id, t.state AS was
+          SELECT t.task_id, t.state AS was, n.node_id IS NULL AS never
             FROM jobs j
             JOIN placements p ON p.job_id = j.job_id AND p.state IN ('planned', 'acquiring')
             LEFT JOIN nodes n ON n.node_id = p.node_id
@@ -346,7 +347,9 @@ public final class TaskQueue {
              FOR UPDATE OF t SKIP LOCKED),
         failed AS (
           UPDATE tasks t
-             SET state = 'failed', last_error = 'node ' || t.node_id || ' gone for more than ' || ? || ' s',
+             SET state = 'failed', last_error = CASE WHEN g.never
+                   THEN 'node ' || t.node_id || ' never came up: no heartbeat within ' || ? || ' s of the job''s creation'
+                   ELSE 'node ' || t.node_id || ' gone for more than ' || ? || ' s' END,
                  lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
             FROM gone g
            WHERE t.task_id = g.task_id
@@ -357,7 +360,7 @@ public final class TaskQueue {
             FROM failed WHERE was = 'processing'
           ON CONFLICT DO NOTHING)
         SELECT count(*) FROM failed
-        """, seconds, seconds).fetchOne(0, Integer.class);
+        """, seconds, seconds, seconds).fetchOne(0, Integer.class);
   }
 
   /**
