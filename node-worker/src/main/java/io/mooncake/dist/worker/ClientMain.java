@@ -80,6 +80,11 @@ public final class ClientMain implements Callable<Integer> {
       description = "CA certificate(s), PEM, that sign every member's certificate; peers without one are refused (default: no TLS).")
   Path tlsCa;
 
+  @Option(names = "--full-reverify",
+      description = "Seed reuse re-hashes every model file, even one unchanged (same inode, size, mtime, ctime) since this node "
+          + "hashed it. Off by default: followers check every object's digest anyway.")
+  boolean fullReverify;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClientMain()).execute(args));
   }
@@ -171,7 +176,7 @@ public final class ClientMain implements Callable<Integer> {
     NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
         Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
         uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db, security).httpPort(httpPort)
-        .sourceCredentials(credentials);
+        .sourceCredentials(credentials).fullReverify(fullReverify);
     try {
       worker.start();
     } catch (java.io.UncheckedIOException e) {

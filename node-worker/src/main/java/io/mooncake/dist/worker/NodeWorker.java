@@ -63,6 +63,8 @@ public final class NodeWorker implements AutoCloseable {
   private final NodeRegistry registry;
   private final ReplicaCatalog replicas;
   private ModelStore store;
+  private SourceCredentials credentials = SourceCredentials.NONE;
+  private boolean fullReverify;
   private final ChunkClient client;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
@@ -120,7 +122,18 @@ public final class NodeWorker implements AutoCloseable {
    * ({@code --source-credentials}). Call before {@link #start()}.
    */
   public NodeWorker sourceCredentials(SourceCredentials credentials) {
-    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials));
+    this.credentials = credentials;
+    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify);
+    return this;
+  }
+
+  /**
+   * Seed reuse re-hashes every file, even one unchanged since this node hashed it
+   * ({@code --full-reverify}). Call before {@link #start()}.
+   */
+  public NodeWorker fullReverify(boolean on) {
+    this.fullReverify = on;
+    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials), on);
     return this;
   }
 

@@ -36,6 +36,10 @@ public final class ModelStore {
 
   private final Path dataDir;
   private final SourceOpener sources;
+  private final VerifiedStamps stamps;
+  private final boolean fullReverify;
+  /** Bytes seed reuse has read and hashed (not the files it found unchanged since hashed). */
+  private final java.util.concurrent.atomic.LongAdder verifyBytesHashed = new java.util.concurrent.atomic.LongAdder();
 
   /** A store under {@code dataDir}, creating {@code dataDir/models} if missing. */
   public ModelStore(Path dataDir) {
@@ -44,8 +48,18 @@ public final class ModelStore {
 
   /** As {@link #ModelStore(Path)}, reading download sources through {@code sources}. */
   public ModelStore(Path dataDir, SourceOpener sources) {
+    this(dataDir, sources, false);
+  }
+
+  /**
+   * As above; with {@code fullReverify} seed reuse re-hashes every file even when it is unchanged
+   * since this node hashed it (see {@link VerifiedStamps}).
+   */
+  public ModelStore(Path dataDir, SourceOpener sources, boolean fullReverify) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
     this.sources = sources;
+    this.fullReverify = fullReverify;
+    this.stamps = new VerifiedStamps(this.dataDir);
     Path models = this.dataDir.resolve("models");
     try {
       Files.createDirectories(models);
@@ -53,6 +67,11 @@ public final class ModelStore {
       // Without its models directory the worker cannot do anything; fail at startup, loudly.
       throw new UncheckedIOException("cannot create the model store directory " + models, e);
     }
+  }
+
+  /** Bytes seed reuse has read and hashed since this store was made. */
+  public long verifyBytesHashed() {
+    return verifyBytesHashed.sum();
   }
 
   public Path dataDir() {
@@ -132,6 +151,7 @@ public final class ModelStore {
       }
       FileOps.commit(partial, target);
       committed = true;
+      stamps.record(target, file, digests, Checksums.sha256HexOrNull(file.sha256()));
       log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), url);
       return digests;
     } catch (StoreException e) {
@@ -194,7 +214,17 @@ public final class ModelStore {
         }
       }
       Path target = resolve(payload.model(), file);
+      if (!fullReverify && stamps.unchangedAndMatching(target, file)) {
+        // The very file this node hashed, untouched since: its bytes are the ones that matched.
+        for (ObjectPlan o : objects) {
+          sink.completed(file, o, Sha256.PREFIX + Checksums.sha256HexOrNull(o.digest()));
+        }
+        log.info("{} unchanged since this node hashed it; not re-hashed", target);
+        total += file.sizeBytes();
+        continue;
+      }
       String fileHex;
+      Map<String, String> matched = new java.util.HashMap<>();
       try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
         checkSize(ch, target, file);
         java.security.MessageDigest whole = file.sha256() != null ? Sha256.newDigest() : null;
@@ -215,6 +245,7 @@ public final class ModelStore {
             }
             part.update(buf);
             pos += n;
+            verifyBytesHashed.add(n);
           }
           String got = Sha256.prefixed(part.digest());
           if (!Sha256.matches(o.digest(), got.substring(Sha256.PREFIX.length()))) {
@@ -223,6 +254,7 @@ public final class ModelStore {
                 false);
           }
           sink.completed(file, o, got);
+          matched.put(o.objectId(), got);
         }
         fileHex = whole == null ? null : Sha256.hex(whole.digest());
       } catch (NoSuchFileException e) {
@@ -231,6 +263,7 @@ public final class ModelStore {
         throw new StoreException("I/O error while reading " + target + ": " + FileOps.describe(e), true, e);
       }
       checkFileSha(file, fileHex, target);
+      stamps.record(target, file, matched, fileHex);
       total += file.sizeBytes();
     }
     log.info("verified {} bytes of {}", total, payload.model());

@@ -52,6 +52,54 @@ class ModelStoreVerifyTest {
   }
 
   @Test
+  void aFileUnchangedSinceItWasHashedIsNotReadAgainUnlessFullReverifyIsAsked() throws Exception {
+    assertEquals(shard.length + config.length, store.verify(payload(shardPlan, configPlan)));
+    assertEquals(0, store.verifyBytesHashed(), "the download hashed these very files");
+
+    ModelStore full = new ModelStore(tmp.resolve("data"), new SourceOpener(), true);
+    full.verify(payload(shardPlan, configPlan));
+    assertEquals(shard.length + config.length, full.verifyBytesHashed());
+
+    // Touching the file (even back to the same modification time) changes its ctime: hashed again.
+    Path fin = store.finalPath(TestModels.MODEL, shardPlan);
+    java.nio.file.attribute.FileTime mtime = Files.getLastModifiedTime(fin);
+    Files.setLastModifiedTime(fin, mtime);
+    store.verify(payload(shardPlan, configPlan));
+    assertEquals(shard.length, store.verifyBytesHashed());
+    // ...and stamped again, so the next reuse skips it.
+    store.verify(payload(shardPlan, configPlan));
+    assertEquals(shard.length, store.verifyBytesHashed());
+  }
+
+  @Test
+  void aFileReplacedByAnIdenticalCopyOrExpectedWithOtherDigestsIsHashedAgain() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, configPlan);
+    Path copy = Files.copy(fin, tmp.resolve("config-copy"));
+    Files.move(copy, fin, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    store.verify(payload(configPlan));
+    assertEquals(config.length, store.verifyBytesHashed(), "another inode: not the file that was hashed");
+
+    byte[] other = randomBytes(9, config.length);
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(withDigests(configPlan, other))));
+    assertTrue(e.getMessage().contains("does not match its published digest"), e.getMessage());
+  }
+
+  @Test
+  void aFlippedByteWithTheModificationTimePutBackIsStillDetected() throws Exception {
+    Path fin = store.finalPath(TestModels.MODEL, shardPlan);
+    java.nio.file.attribute.FileTime mtime = Files.getLastModifiedTime(fin);
+    try (FileChannel ch = FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.allocate(1);
+      ch.read(b, 10);
+      b.put(0, (byte) (b.get(0) ^ 1)).rewind();
+      ch.write(b, 10);
+    }
+    Files.setLastModifiedTime(fin, mtime);
+    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan)));
+    assertTrue(e.getMessage().contains("does not match its published digest"), e.getMessage());
+  }
+
+  @Test
   void aFlippedByteIsDetectedAndTheBadObjectIsNamed() throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, shardPlan);
     long where = 800_000 + 12_345; // inside the third object
