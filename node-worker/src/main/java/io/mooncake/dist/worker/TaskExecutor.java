@@ -152,6 +152,7 @@ final class TaskExecutor {
         if (r.bytes() == object.length() && digest.equals(object.digest())) {
           // Direct writes are on the device already; this makes the tail and the metadata durable.
           target.buffered().force(false);
+          strikes(() -> replicas.holderServed(holder.nodeId()));
           return new Outcome(object.length(), null, List.of(mine));
         }
         lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
@@ -170,9 +171,20 @@ final class TaskExecutor {
         throw new TaskFailure("cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),
             true, e);
       }
+      String error = lastError;
+      strikes(() -> replicas.holderFailed(holder.nodeId(), error));
       log.warn("{}; trying the next holder", lastError);
     }
     throw new TaskFailure(lastError, true);
+  }
+
+  /** Holder bookkeeping is advisory: a database hiccup here must not fail the copy itself. */
+  private static void strikes(Runnable update) {
+    try {
+      update.run();
+    } catch (RuntimeException e) {
+      log.warn("cannot record the holder's serve outcome: {}", e.toString());
+    }
   }
 
   /** A node that already holds the object (e.g. staged by an earlier job) verifies it locally. */

@@ -93,6 +93,11 @@ class StorageFaultTest {
     int badReplicasAfter = pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.NODE_ID.eq(bad));
     assertTrue(badReplicasAfter < badReplicasBefore,
         "replicas found bad must be dropped: " + badReplicasBefore + " -> " + badReplicasAfter);
+    // Every bad copy counted against the holder: operators see it, and source selection avoids it from 3 on.
+    var holder = new io.mooncake.dist.scheduler.store.NodeRegistry(pg.database().dsl()).find(bad).orElseThrow();
+    assertEquals(badReplicasBefore - badReplicasAfter, holder.serveFailures(), holder.toString());
+    assertTrue(holder.serveLastError().startsWith("digest mismatch"), holder.toString());
+    assertEquals(holder.serveFailures() >= 3, holder.avoided(), holder.toString());
   }
 
   @Test

@@ -54,7 +54,9 @@ public final class NodeRegistry {
     return dsl.selectFrom(NODES)
         .orderBy(NODES.NODE_ID)
         .fetch(r -> new NodeInfo(r.getNodeId(), r.getHost(), r.getPort(), r.getDataDir(), r.getInstanceId(),
-            r.getStartedAt().toString(), r.getHeartbeatAt().toString(), r.getHeartbeatAt().isAfter(now.minus(LIVENESS))));
+            r.getStartedAt().toString(), r.getHeartbeatAt().toString(), r.getHeartbeatAt().isAfter(now.minus(LIVENESS)),
+            r.getServeFailures(), ReplicaCatalog.avoided(r.getServeFailures(), r.getServeFailedAt(), now),
+            r.getServeLastError()));
   }
 
   public Optional<NodeInfo> find(String nodeId) {

@@ -69,10 +69,15 @@ public final class ReplicaCatalog {
     return out;
   }
 
+  /** Consecutive serve failures after which a holder is tried last. */
+  public static final int AVOID_AFTER_FAILURES = 3;
+  /** How long after its last failure a marked holder stays avoided. */
+  public static final Duration AVOID_FOR = Duration.ofMinutes(5);
+
   /**
-   * Live holders of an object with the expected digest, other than {@code excludeNode}, least
-   * busy first: fewest copies currently reading from them, so no single uplink carries more than
-   * its share.
+   * Live holders of an object with the expected digest, other than {@code excludeNode}: holders
+   * not currently avoided first (see {@link #avoided}), then least busy first (fewest copies
+   * currently reading from them, so no single uplink carries more than its share), ties at random.
    */
   public List<Replica> liveHolders(String objectId, String digest, String excludeNode, Duration liveness) {
     var inFlight = DSL.selectCount()
@@ -80,6 +85,8 @@ public final class ReplicaCatalog {
         .where(TASKS.STATE.eq("processing"))
         .and(TASKS.SOURCE_NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
         .asField("in_flight");
+    var avoided = DSL.field("({0} >= {1} AND {2} > now() - make_interval(secs => {3}))", Boolean.class,
+        NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT, DSL.inline(AVOID_FOR.toSeconds()));
     return dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID, OBJECT_REPLICAS.SIZE_BYTES,
             OBJECT_REPLICAS.DIGEST, OBJECT_REPLICAS.FILE_PATH, OBJECT_REPLICAS.FILE_OFFSET, inFlight)
         .from(OBJECT_REPLICAS)
@@ -89,8 +96,32 @@ public final class ReplicaCatalog {
         .and(OBJECT_REPLICAS.NODE_ID.ne(excludeNode))
         .and(NODES.HEARTBEAT_AT.gt(DSL.field("now() - make_interval(secs => {0})", NODES.HEARTBEAT_AT.getDataType(),
             DSL.val(liveness.toMillis() / 1000.0))))
-        .orderBy(DSL.field("in_flight"), DSL.rand())
+        .orderBy(DSL.coalesce(avoided, DSL.inline(false)), DSL.field("in_flight"), DSL.rand())
         .fetch(r -> new Replica(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6()));
+  }
+
+  /** The rule {@link #liveHolders} orders by, for reports: failed enough times in a row, recently. */
+  public static boolean avoided(int serveFailures, java.time.OffsetDateTime lastFailure, java.time.OffsetDateTime now) {
+    return serveFailures >= AVOID_AFTER_FAILURES && lastFailure != null && lastFailure.isAfter(now.minus(AVOID_FOR));
+  }
+
+  /** A copy from {@code holder} failed: one more strike, and the error an operator will see. */
+  public void holderFailed(String holder, String error) {
+    dsl.update(NODES)
+        .set(NODES.SERVE_FAILURES, NODES.SERVE_FAILURES.plus(1))
+        .set(NODES.SERVE_FAILED_AT, DSL.currentOffsetDateTime())
+        .set(NODES.SERVE_LAST_ERROR, error.length() > 2000 ? error.substring(0, 2000) : error)
+        .where(NODES.NODE_ID.eq(holder))
+        .execute();
+  }
+
+  /** A copy from {@code holder} succeeded: its strikes are cleared (no write when it had none). */
+  public void holderServed(String holder) {
+    dsl.update(NODES)
+        .set(NODES.SERVE_FAILURES, 0)
+        .where(NODES.NODE_ID.eq(holder))
+        .and(NODES.SERVE_FAILURES.gt(0))
+        .execute();
   }
 
   /** Where this node's own replica of an object is, if it publishes one. */
