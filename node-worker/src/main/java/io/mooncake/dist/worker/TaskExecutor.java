@@ -53,7 +53,7 @@ final class TaskExecutor {
         case MODEL_DOWNLOAD -> download(task, progress);
         case MODEL_VERIFY -> verify(task);
         case REPLICA_COPY -> copy(task.payload(), progress);
-        case MATERIALIZE -> materialize(task.payload());
+        case MATERIALIZE -> materialize(task);
       };
     } catch (StoreException e) {
       throw new TaskFailure(e.getMessage(), e.retryable(), e);
@@ -201,8 +201,17 @@ final class TaskExecutor {
     }
   }
 
-  private Outcome materialize(TaskPayload payload) throws StoreException {
-    long bytes = store.materialize(payload);
+  private Outcome materialize(ClaimedTask task) throws StoreException {
+    TaskPayload payload = task.payload();
+    long bytes = store.materialize(payload, file -> {
+      try {
+        return replicas.matchesVerifiedSeed(task.jobId(), nodeId,
+            file.objects().stream().map(ObjectPlan::objectId).toList());
+      } catch (RuntimeException e) {
+        log.warn("cannot compare {} with the seed's digests, hashing it instead: {}", file.path(), e.toString());
+        return false;
+      }
+    });
     return new Outcome(bytes, result(payload), List.of());
   }
 

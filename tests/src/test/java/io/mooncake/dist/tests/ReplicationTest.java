@@ -141,6 +141,16 @@ class ReplicationTest {
     assertEquals(1, tasks("rep-file", "MODEL_DOWNLOAD"));
     assertEquals(2 * 4, tasks("rep-file", "REPLICA_COPY"));
     assertEquals(2, tasks("rep-file", "MATERIALIZE"));
+
+    // What lets a follower's MATERIALIZE skip re-hashing the file: its objects carry the digests of
+    // the seed, whose placement is staged with its checksum verified. Anything less does not count.
+    var catalog = new io.mooncake.dist.scheduler.store.ReplicaCatalog(pg.database().dsl());
+    List<String> objects = java.util.stream.IntStream.range(0, 4)
+        .mapToObj(i -> String.format("model-a/r1/a.bin/chunk-%03d", i)).toList();
+    assertTrue(catalog.matchesVerifiedSeed("rep-file", f1, objects));
+    assertTrue(!catalog.matchesVerifiedSeed("rep-file", f1, List.of()));
+    assertTrue(!catalog.matchesVerifiedSeed("rep-file", f1, List.of(objects.get(0), "model-a/r1/a.bin/chunk-999")));
+    assertTrue(!catalog.matchesVerifiedSeed("rep-other", f1, objects), "another job's seed proves nothing");
   }
 
   @Test

@@ -382,6 +382,16 @@ public final class ModelStore {
    * @throws StoreException not retryable on a missing partial or a size/checksum mismatch
    */
   public long materialize(TaskPayload payload) throws StoreException {
+    return materialize(payload, file -> false);
+  }
+
+  /**
+   * As {@link #materialize(TaskPayload)}, but a file for which {@code proven} holds is checked for
+   * its size only: every object of it was checked on arrival against digests that already prove
+   * the whole file (see {@code ReplicaCatalog.matchesVerifiedSeed}), so a second pass over the
+   * bytes is skipped.
+   */
+  public long materialize(TaskPayload payload, java.util.function.Predicate<FilePlan> proven) throws StoreException {
     long total = 0;
     for (FilePlan file : payload.files()) {
       Path target = resolve(payload.model(), file);
@@ -396,7 +406,8 @@ public final class ModelStore {
       }
       // Hashing a large file takes a while; it runs outside the per-file lock so copies of other
       // files sharing the lock stripe are not held up. Only the rename is serialized.
-      checkComplete(partial, file, "partial file");
+      boolean skipHash = !file.objects().isEmpty() && proven.test(file);
+      checkComplete(partial, file, "partial file", !skipHash);
       ReentrantLock lock = PathLocks.forFile(target);
       lock.lock();
       try {
@@ -498,9 +509,13 @@ public final class ModelStore {
 
   /** Size (and sha256 when the manifest gives one) of a file that should be complete. */
   private static void checkComplete(Path path, FilePlan file, String what) throws StoreException {
+    checkComplete(path, file, what, true);
+  }
+
+  private static void checkComplete(Path path, FilePlan file, String what, boolean hash) throws StoreException {
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
       checkSize(ch, path, file);
-      if (Checksums.sha256HexOrNull(file.sha256()) != null) {
+      if (hash && Checksums.sha256HexOrNull(file.sha256()) != null) {
         checkFileSha(file, Sha256.hex(Sha256.hashRange(ch, 0, file.sizeBytes())), path);
       }
     } catch (NoSuchFileException e) {

@@ -44,6 +44,24 @@ class ObjectWriteAndMaterializeTest {
   }
 
   @Test
+  void aFileProvenObjectByObjectIsCheckedForSizeOnlyOtherwiseHashedWhole() throws Exception {
+    ModelStore store = new ModelStore(tmp.resolve("data"));
+    byte[] content = randomBytes(3, 400_000);
+    byte[] other = randomBytes(4, 400_000);
+    // The manifest's sha256 is of other bytes: hashing the whole file must refuse it.
+    FilePlan file = withDigests(plan(0, "p/model.bin", content, 100_000, sha256Hex(other), null), content);
+    for (ObjectPlan o : file.objects()) {
+      copyObject(store, file, o, content);
+    }
+    StoreException refused = assertThrows(StoreException.class, () -> store.materialize(payload(file), f -> false));
+    assertTrue(refused.getMessage().contains("checksum mismatch") || refused.getMessage().contains("sha256"),
+        refused.getMessage());
+    // With the proof (the caller's claim that every object matches a verified seed) the pass is skipped.
+    assertEquals(content.length, store.materialize(payload(file), f -> true));
+    assertArrayEquals(content, Files.readAllBytes(store.finalPath(TestModels.MODEL, file)));
+  }
+
+  @Test
   void objectsWrittenOutOfOrderMaterializeIntoTheExactFinalFile() throws Exception {
     ModelStore store = new ModelStore(tmp.resolve("data"));
     byte[] content = randomBytes(1, 1_000_000);

@@ -124,6 +124,30 @@ public final class ReplicaCatalog {
         .execute();
   }
 
+  /**
+   * Whether {@code nodeId}'s replicas of {@code objectIds} (the objects of one file, as it copied
+   * and checked them) carry exactly the digests the seed of {@code jobId} publishes, and that
+   * seed's placement is staged with its checksum verified. Then the file's bytes are, object for
+   * object, the seed's bytes whose whole-file checksum the seed matched, so hashing the whole
+   * file again proves nothing new.
+   */
+  public boolean matchesVerifiedSeed(String jobId, String nodeId, List<String> objectIds) {
+    if (objectIds.isEmpty()) {
+      return false;
+    }
+    Integer matching = dsl.resultQuery("""
+        SELECT count(*)
+          FROM unnest({0}::text[]) AS o(object_id)
+          JOIN jobs j ON j.job_id = {1}
+          JOIN placements sp ON sp.job_id = j.job_id AND sp.node_id = j.seed_node_id
+                            AND sp.state = 'staged' AND sp.checksum_verified
+          JOIN object_replicas mine ON mine.object_id = o.object_id AND mine.node_id = {2}
+          JOIN object_replicas seed ON seed.object_id = o.object_id AND seed.node_id = j.seed_node_id
+                                   AND seed.digest = mine.digest
+        """, DSL.val(objectIds.toArray(String[]::new)), DSL.val(jobId), DSL.val(nodeId)).fetchOne(0, Integer.class);
+    return matching != null && matching == objectIds.size();
+  }
+
   /** Where this node's own replica of an object is, if it publishes one. */
   public Optional<Replica> local(String nodeId, String objectId) {
     return dsl.selectFrom(OBJECT_REPLICAS)
