@@ -98,7 +98,9 @@ class CopyReleaseTest {
 
     // Follower 1 of 3 takes its stripe (1, 4, ...) first, then stripe 2 (2, 5), then stripe 0 (0, 3, 6).
     String f1 = followers(job).get(1);
-    List<ClaimedTask> first = q.claim(f1, f1 + "/w", 32, Duration.ofMinutes(5));
+    // One at a time: a batch comes back in task id order, the claim picks by (run_after, task_id).
+    List<ClaimedTask> first = IntStream.range(0, 4).mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
+        .flatMap(List::stream).toList();
     assertEquals(List.of(objectId(job, 1), objectId(job, 2), objectId(job, 0)), claimedObjects(first));
     FilePlan file = first.get(0).payload().files().get(0);
     assertEquals("m.bin", file.path());
@@ -114,9 +116,10 @@ class CopyReleaseTest {
     assertEquals(OBJECTS * 3, copies(job));
     assertEquals(OBJECTS, dsl().fetchCount(dsl().selectFrom("copy_releases").where("job_id = ?", job)));
     assertEquals(List.of(objectId(job, 4), objectId(job, 5), objectId(job, 3), objectId(job, 6)),
-        claimedObjects(q.claim(f1, f1 + "/w", 32, Duration.ofMinutes(5))));
+        claimedObjects(IntStream.range(0, 5).mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
+            .flatMap(List::stream).toList()));
     String f0 = followers(job).get(0);
-    // One at a time (a batch comes back in task id order): the stripe order across both releases.
+    // The stripe order across both releases.
     List<String> order = IntStream.range(0, OBJECTS)
         .mapToObj(i -> q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId()).toList();
     assertEquals(List.of(0, 3, 6, 1, 4, 2, 5).stream().map(n -> objectId(job, n)).toList(), order);

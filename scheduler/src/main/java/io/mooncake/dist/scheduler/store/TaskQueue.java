@@ -95,7 +95,7 @@ public final class TaskQueue {
                     JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
                     LEFT JOIN copy_releases cr ON cr.job_id = jo.job_id AND cr.object_id = jo.object_id
                    WHERE j.job_id = t.job_id))::text,
-                t.attempts, t.max_attempts
+                t.attempts, t.max_attempts, t.run_after
       """;
 
   /**
@@ -122,7 +122,7 @@ public final class TaskQueue {
 
   /**
    * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
-   * due first. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
+   * due first, returned in that order. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
    * more client CPU than the database spent running it.
    */
   public List<ClaimedTask> claim(String nodeId, String leaseOwner, int limit, Duration lease) {
@@ -132,17 +132,20 @@ public final class TaskQueue {
         ps.setString(1, nodeId);
         ps.setString(2, leaseOwner);
         ps.setDouble(3, lease.toMillis() / 1000.0);
-        List<ClaimedTask> claimed = new ArrayList<>(limit);
+        record Due(OffsetDateTime runAfter, ClaimedTask task) {}
+        List<Due> claimed = new ArrayList<>(limit);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            claimed.add(new ClaimedTask(rs.getLong(1), rs.getString(2), rs.getString(3), TaskType.valueOf(rs.getString(4)),
-                rs.getString(5), Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8)));
+            claimed.add(new Due(rs.getObject(9, OffsetDateTime.class), new ClaimedTask(rs.getLong(1), rs.getString(2),
+                rs.getString(3), TaskType.valueOf(rs.getString(4)), rs.getString(5),
+                Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8))));
           }
         }
-        return claimed;
+        // The claim's own order (RETURNING has none): a follower's copies in stripe order (V004).
+        claimed.sort(Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
+        return claimed.stream().map(Due::task).toList();
       }
     });
-    out.sort(Comparator.comparingLong(ClaimedTask::taskId));
     return out;
   }
 
