@@ -21,7 +21,7 @@
 -- tasks of the job (succeeded ones at bytes_total, the rest at bytes_done), capped at the model
 -- size; the job's figure is the sum over its placements.
 -- The 20 biggest active jobs are picked first through jobs_active_idx, so only their task rows
--- are read (through the job_id prefix of tasks_one_per_object).
+-- are read (through tasks_job_idx, V004: job_id).
 
 WITH active AS (
     SELECT

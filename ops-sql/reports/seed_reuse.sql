@@ -14,7 +14,8 @@
 -- A failed verification falls back to a download, so "no download" is what makes a hit; a verify
 -- still running counts as a hit until a fallback download appears. Jobs whose seed has no task
 -- yet are not counted either way.
--- Each job costs two probes of the tasks_one_per_object index (job_id, node_id, task_type, ...),
+-- Each job costs two probes of an index on (job_id, node_id, ...) (tasks_one_per_object, partial
+-- since V004 but covering these task types, or tasks_job_idx),
 -- never a scan of the task table. MATERIALIZED so each probe runs once per job, not once more for
 -- every place the outer query reads its result.
 

@@ -1,5 +1,6 @@
 package io.mooncake.dist.scheduler.loop;
 
+import static io.mooncake.dist.db.jooq.Tables.COPY_RELEASES;
 import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
 import static io.mooncake.dist.db.jooq.Tables.NODES;
@@ -27,6 +28,8 @@ import io.mooncake.dist.scheduler.state.TaskCounts;
 import io.mooncake.dist.scheduler.store.JobStore;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -50,57 +53,66 @@ public final class ScheduleJob {
   private static final int MATERIALIZE_ATTEMPTS = 3;
 
   /**
-   * Creates every copy task of one follower in one statement, payload JSON built in SQL, blocked
-   * ({@code run_after} = 9999-01-01, a finite far future: Java time types cannot read
-   * {@code 'infinity'}) until {@link #RELEASE_COPIES} sees the object published.
-   * Follower k of F gets its tasks in stripe order: objects k, k+F, k+2F, ... first, then the
-   * next stripe, and the claim takes the lowest task id first. As the seed publishes objects in
-   * order, each follower pulls a different one from it; the other stripes it then copies from
-   * the follower that owns them, so the seed's uplink carries each object about once.
-   */
-  private static final String ENQUEUE_COPIES = """
-      INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, max_attempts, run_after)
-      SELECT jo.job_id, ?, 'REPLICA_COPY', jo.object_id,
-             jsonb_build_object('model', ?::jsonb, 'files', jsonb_build_array(jsonb_build_object(
-               'file_index', jf.file_index, 'path', jf.path, 'size_bytes', jf.size_bytes, 'sha256', jf.sha256,
-               'download_url', NULL, 'objects', jsonb_build_array(jsonb_build_object(
-                 'object_id', jo.object_id, 'chunk_index', jo.chunk_index, 'offset', jo.offset_bytes,
-                 'length', jo.length_bytes, 'digest', NULL))))),
-             jo.length_bytes, ?, '9999-01-01 00:00:00+00'::timestamptz
-        FROM (SELECT o.*, row_number() OVER (ORDER BY o.file_index, o.chunk_index) - 1 AS n
-                FROM job_objects o WHERE o.job_id = ?) jo
-        JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
-       ORDER BY (jo.n % ? - ? + ?) % ?, jo.n
-      ON CONFLICT DO NOTHING
-      """;
-
-  /**
-   * Unblocks the copies of every object the seed lists, filling in the seed's digest: run on
-   * every pass, so followers start on an object as soon as the seed has it. While the seed
-   * downloads, only replicas it published since its current download attempt started count
-   * (older ones point at bytes that attempt rewrites); with no download (seed reuse) every listed
-   * replica counts at once, even before MODEL_VERIFY has re-hashed it: a follower checks every
-   * object against that same published digest as it arrives, so it can never stage bytes the
-   * verification would have rejected, and waiting would only serialize the two passes.
-   * Released tasks all get the same {@code run_after} (the job's creation), so the claim order
-   * stays the rotated task order.
+   * Releases objects to the followers, in one statement: every object the seed has published
+   * since its current download attempt started (older replicas point at bytes that attempt
+   * rewrites) and not released yet is recorded in {@code copy_releases} with the seed's digest,
+   * and gets one {@code REPLICA_COPY} per follower still acquiring, claimable at once and without
+   * a payload (the claim builds it). With no download (seed reuse) every listed replica counts
+   * at once, even before MODEL_VERIFY has re-hashed it: a follower checks every object against
+   * that same published digest as it arrives, so it can never stage bytes the verification would
+   * have rejected, and waiting would only serialize the two passes.
+   *
+   * <p>Striped claim order through {@code run_after}: follower k of F gets objects k, k+F, k+2F,
+   * ... first, then the next stripe; the copy's rank r in that order (object n: stripe
+   * {@code (n - k) mod F}, position {@code n / F}) becomes {@code run_after = created_at - (N + F - r) us},
+   * so a claim ({@code ORDER BY run_after, task_id}) takes released objects in stripe order
+   * whenever they were released, every copy is due from the start, and retries (run_after in the
+   * future) come after fresh copies as before. No ORDER BY: sorting a million rows spilled
+   * 140 MB to disk and bought nothing the claim needs (the plan yields them follower by follower,
+   * so index inserts stay local anyway). The followers are woken once per statement.
+   *
+   * <p>Binds: stripe count F, copy max attempts, job id, follower node ids, their stripes.
    */
   private static final String RELEASE_COPIES = """
-      UPDATE tasks t
-         SET run_after = j.created_at,
-             payload = jsonb_set(t.payload, '{files,0,objects,0,digest}', to_jsonb(r.digest)),
-             updated_at = now()
-        FROM jobs j, job_objects jo, object_replicas r
-       WHERE t.job_id = ? AND t.task_type = 'REPLICA_COPY' AND t.state = 'pending'
-         AND t.run_after = '9999-01-01 00:00:00+00'::timestamptz
-         AND j.job_id = t.job_id
-         AND jo.job_id = t.job_id AND jo.object_id = t.object_id
-         AND r.object_id = t.object_id AND r.node_id = j.seed_node_id AND r.size_bytes = jo.length_bytes
-         AND r.created_at >= (SELECT CASE WHEN count(*) = 0 THEN '-infinity'::timestamptz
-                                          ELSE coalesce(max(d.started_at) FILTER (WHERE d.state IN ('processing', 'succeeded')),
-                                                        'infinity'::timestamptz) END
-                                FROM tasks d
-                               WHERE d.job_id = t.job_id AND d.node_id = j.seed_node_id AND d.task_type = 'MODEL_DOWNLOAD')
+      WITH job AS (
+        SELECT j.job_id, j.seed_node_id, j.created_at, ?::bigint AS stripes, ?::int AS attempts,
+               (SELECT CASE WHEN count(*) = 0 THEN '-infinity'::timestamptz
+                            ELSE coalesce(max(d.started_at) FILTER (WHERE d.state IN ('processing', 'succeeded')),
+                                          'infinity'::timestamptz) END
+                  FROM tasks d
+                 WHERE d.job_id = j.job_id AND d.node_id = j.seed_node_id AND d.task_type = 'MODEL_DOWNLOAD') AS since
+          FROM jobs j
+         WHERE j.job_id = ?),
+      objects AS (
+        SELECT o.object_id, o.length_bytes, row_number() OVER (ORDER BY o.file_index, o.chunk_index) - 1 AS n,
+               count(*) OVER () AS total
+          FROM job_objects o, job
+         WHERE o.job_id = job.job_id),
+      released AS (
+        INSERT INTO copy_releases (job_id, object_id, digest)
+        SELECT job.job_id, o.object_id, r.digest
+          FROM job
+          JOIN objects o ON true
+          JOIN object_replicas r ON r.object_id = o.object_id AND r.node_id = job.seed_node_id
+                                AND r.size_bytes = o.length_bytes AND r.created_at >= job.since
+         WHERE NOT EXISTS (SELECT 1 FROM copy_releases c WHERE c.job_id = job.job_id AND c.object_id = o.object_id)
+        ON CONFLICT DO NOTHING
+        RETURNING object_id),
+      followers AS (
+        SELECT f.node_id, f.stripe FROM unnest(?::text[], ?::int[]) AS f (node_id, stripe)),
+      copies AS (
+        INSERT INTO tasks (job_id, node_id, task_type, object_id, bytes_total, max_attempts, run_after)
+        SELECT job.job_id, f.node_id, 'REPLICA_COPY', o.object_id, o.length_bytes, job.attempts,
+               job.created_at - (o.total + job.stripes - c.rank) * interval '1 microsecond'
+          FROM released x
+          JOIN objects o ON o.object_id = x.object_id
+          CROSS JOIN job
+          CROSS JOIN followers f
+          CROSS JOIN LATERAL (
+            SELECT ((o.n - f.stripe) % job.stripes + job.stripes) % job.stripes * ((o.total + job.stripes - 1) / job.stripes)
+                   + o.n / job.stripes AS rank) c)
+      SELECT (SELECT count(*) FROM released)::int,
+             (SELECT count(pg_notify('mooncake_node', f.node_id)) FROM followers f WHERE EXISTS (SELECT 1 FROM released))::int
       """;
 
   private ScheduleJob() {}
@@ -131,8 +143,9 @@ public final class ScheduleJob {
       boolean seedHasTasks = counts.containsKey(seed);
       boolean seedHolds = !seedHasTasks && ReplicaCatalog.holdsAllObjects(tx, jobId, seed);
       int objectCount = tx.fetchCount(JOB_OBJECTS, JOB_OBJECTS.JOB_ID.eq(jobId));
+      int released = tx.fetchCount(COPY_RELEASES, COPY_RELEASES.JOB_ID.eq(jobId));
       JobStatus current = JobStatus.fromWire(job.getStatus());
-      Evaluation e = JobEvaluator.evaluate(new JobFacts(current, seed, objectCount, seedHolds, nodes));
+      Evaluation e = JobEvaluator.evaluate(new JobFacts(current, seed, objectCount, seedHolds, nodes, released));
 
       Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
       for (Action a : e.actions()) {
@@ -177,14 +190,31 @@ public final class ScheduleJob {
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, a.nodeId())), 1);
       case Action.EnqueueMaterialize a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MATERIALIZE,
           Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
-      case Action.EnqueueCopies a -> {
-        int stripes = Math.max(1, a.stripes());
-        int n = tx.execute(ENQUEUE_COPIES, a.nodeId(), Json.write(manifest.model()), COPY_ATTEMPTS, jobId,
-            stripes, a.stripe(), stripes, stripes);
-        log.info("job {}: enqueued {} copy tasks for {}", jobId, n, a.nodeId());
-      }
-      case Action.ReleaseCopies a -> tx.execute(RELEASE_COPIES, jobId);
+      case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
+    }
+  }
+
+  private static void releaseCopies(DSLContext tx, String jobId, Action.ReleaseCopies a) {
+    String[] nodes = a.followers().stream().map(Action.Follower::nodeId).toArray(String[]::new);
+    Integer[] stripes = a.followers().stream().map(Action.Follower::stripe).toArray(Integer[]::new);
+    int stripeCount = Math.max(1, a.stripes());
+    int released = tx.connectionResult(c -> {
+      try (PreparedStatement ps = c.prepareStatement(RELEASE_COPIES)) {
+        ps.setLong(1, stripeCount);
+        ps.setInt(2, COPY_ATTEMPTS);
+        ps.setString(3, jobId);
+        ps.setArray(4, c.createArrayOf("text", nodes));
+        ps.setArray(5, c.createArrayOf("integer", stripes));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getInt(1);
+        }
+      }
+    });
+    if (released > 0) {
+      log.info("job {}: released {} objects, {} copy tasks for {} followers", jobId, released,
+          (long) released * nodes.length, nodes.length);
     }
   }
 

@@ -1,5 +1,7 @@
 package io.mooncake.dist.scheduler.state;
 
+import java.util.List;
+
 /** What the scheduler loop must do after an evaluation. Every action is idempotent. */
 public sealed interface Action {
   /** Give the seed a {@code MODEL_DOWNLOAD}. */
@@ -9,15 +11,24 @@ public sealed interface Action {
   record EnqueueVerify(String nodeId) implements Action {}
 
   /**
-   * One {@code REPLICA_COPY} per object for a follower, blocked until the object is released,
-   * ordered so that this follower takes stripe {@code stripe} of {@code stripes} first: objects
-   * {@code stripe, stripe + stripes, ...}, then the next stripe, and so on. Followers thus pull
-   * different objects from the seed while it still publishes, and the rest from one another.
+   * Release to the followers every object the seed has published since its current download
+   * attempt started (with seed reuse, every object it lists) and whose copies do not exist yet:
+   * one {@code REPLICA_COPY} per (object, follower), claimable at once. Follower {@code stripe}
+   * of {@code stripes} takes its stripe first: objects {@code stripe, stripe + stripes, ...},
+   * then the next stripe, and so on, so followers pull different objects from the seed while it
+   * still publishes, and the rest from one another.
+   *
+   * @param followers the followers still acquiring, each with its stripe
+   * @param stripes how many followers the job has (its stripe count)
    */
-  record EnqueueCopies(String nodeId, int stripe, int stripes) implements Action {}
+  record ReleaseCopies(List<Follower> followers, int stripes) implements Action {
+    public ReleaseCopies {
+      followers = List.copyOf(followers);
+    }
+  }
 
-  /** Release the blocked copies of every object the seed has published (or re-checked) so far. */
-  record ReleaseCopies() implements Action {}
+  /** A follower that gets copies, and which stripe of the objects it takes first. */
+  record Follower(String nodeId, int stripe) {}
 
   /** The follower holds every object: check and publish its files. */
   record EnqueueMaterialize(String nodeId) implements Action {}

@@ -14,10 +14,11 @@ import java.util.List;
  * ({@code seeding}). A failed verification falls back to a download. A failed download fails the
  * seed placement and the job, and no follower copy is ever enqueued.
  *
- * <p>Followers: as soon as the seed starts acquiring, each follower gets all its copy tasks,
- * blocked, in a rotated order; every pass releases the copies of objects the seed has published
- * (downloaded and fsynced, or re-checked by seed reuse) since, so followers copy while the seed
- * still works (pipelining; the job stays {@code seeding}). With every object copied and the seed
+ * <p>Followers: once the seed's task exists, every pass releases the objects the seed has
+ * published since its current download attempt started (with seed reuse, every object it lists):
+ * each follower still acquiring gets one claimable copy per released object, its own stripe of
+ * the objects first, so followers copy while the seed still works (pipelining; the job stays
+ * {@code seeding}). With every object copied and the seed
  * staged a follower gets a {@code MATERIALIZE}. A final failure of any of them fails that
  * placement only. The job completes when every placement is staged and fails once every placement
  * is terminal and one failed.
@@ -64,32 +65,33 @@ public final class JobEvaluator {
     }
 
     List<PlacementView> placements = new ArrayList<>();
-    // Copies are created one pass after the seed's task, in their own transaction: for a model
-    // with many objects and targets that insert takes a while, and the seed must not wait for it.
-    boolean seedTaskExists = !download.none() || !verify.none();
+    List<Action.Follower> acquiring = new ArrayList<>();
     int followers = facts.nodes().size() - 1;
     int k = 0;
-    boolean blockedCopies = false;
     for (NodeFacts node : facts.nodes()) {
       if (node.seed()) {
         placements.add(seedView);
         continue;
       }
-      int before = actions.size();
-      placements.add(follower(node, phase, seedTaskExists, seed.nodeId(), facts.objectCount(), k++, followers, actions));
-      // Copies waiting for release: existing pending ones, or the ones this pass creates.
-      blockedCopies |= node.counts(TaskType.REPLICA_COPY).pending() > 0
-          || actions.subList(before, actions.size()).stream().anyMatch(a -> a instanceof Action.EnqueueCopies);
+      int stripe = k++;
+      PlacementView view = follower(node, phase, seed.nodeId(), facts.objectCount(), actions);
+      placements.add(view);
+      if (view.state() == PlacementState.ACQUIRING) {
+        acquiring.add(new Action.Follower(node.nodeId(), stripe));
+      }
     }
-    if (blockedCopies && phase != SeedPhase.FAILED) {
-      actions.add(new Action.ReleaseCopies());
+    // Copies are created as their objects are released, from the pass after the one that created
+    // the seed's task, in their own transaction: the seed must not wait for a large insert.
+    boolean seedTaskExists = !download.none() || !verify.none();
+    if (phase != SeedPhase.FAILED && seedTaskExists && facts.releasedObjects() < facts.objectCount() && !acquiring.isEmpty()) {
+      actions.add(new Action.ReleaseCopies(acquiring, followers));
     }
     boolean reused = !verify.none() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
     return new Evaluation(status(phase, reused, placements), lastError(phase, seedView, placements), placements, actions);
   }
 
-  private static PlacementView follower(NodeFacts node, SeedPhase phase, boolean seedTaskExists, String seedId,
-      int objectCount, int stripe, int stripes, List<Action> actions) {
+  private static PlacementView follower(NodeFacts node, SeedPhase phase, String seedId, int objectCount,
+      List<Action> actions) {
     TaskCounts copies = node.counts(TaskType.REPLICA_COPY);
     TaskCounts materialize = node.counts(TaskType.MATERIALIZE);
     String id = node.nodeId();
@@ -111,13 +113,8 @@ public final class JobEvaluator {
     if (materialize.succeeded() > 0) {
       return new PlacementView(id, PlacementState.STAGED, null);
     }
-    if (phase == SeedPhase.READY && copies.succeeded() >= objectCount) {
-      if (materialize.none()) {
-        actions.add(new Action.EnqueueMaterialize(id));
-      }
-    } else if (copies.none() && objectCount > 0 && seedTaskExists) {
-      // Every copy at once, blocked until its object is released (see ReleaseCopies).
-      actions.add(new Action.EnqueueCopies(id, stripe, stripes));
+    if (phase == SeedPhase.READY && copies.succeeded() >= objectCount && materialize.none()) {
+      actions.add(new Action.EnqueueMaterialize(id));
     }
     return new PlacementView(id, PlacementState.ACQUIRING, null);
   }

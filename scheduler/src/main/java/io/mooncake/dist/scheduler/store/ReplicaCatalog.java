@@ -5,8 +5,11 @@ import static io.mooncake.dist.db.jooq.Tables.NODES;
 import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
 
+import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,26 +24,59 @@ public final class ReplicaCatalog {
     this.dsl = dsl;
   }
 
-  /** Inserts or refreshes replicas inside the caller's transaction. */
+  /**
+   * Inserts or refreshes replicas inside the caller's transaction, all in one statement (a seed
+   * publishes every object of the model again when its download succeeds: ten thousand objects
+   * were ten thousand statements). Rows go in key order, so two publishers lock shared rows in
+   * the same order; a replica listed twice counts once, the later entry winning.
+   */
   static void publish(DSLContext tx, List<Replica> replicas) {
-    for (Replica r : replicas) {
-      tx.insertInto(OBJECT_REPLICAS)
-          .set(OBJECT_REPLICAS.OBJECT_ID, r.objectId())
-          .set(OBJECT_REPLICAS.NODE_ID, r.nodeId())
-          .set(OBJECT_REPLICAS.SIZE_BYTES, r.sizeBytes())
-          .set(OBJECT_REPLICAS.DIGEST, r.digest())
-          .set(OBJECT_REPLICAS.FILE_PATH, r.filePath())
-          .set(OBJECT_REPLICAS.FILE_OFFSET, r.fileOffset())
-          .onConflict(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID)
-          .doUpdate()
-          .set(OBJECT_REPLICAS.SIZE_BYTES, r.sizeBytes())
-          .set(OBJECT_REPLICAS.DIGEST, r.digest())
-          .set(OBJECT_REPLICAS.FILE_PATH, r.filePath())
-          .set(OBJECT_REPLICAS.FILE_OFFSET, r.fileOffset())
-          .set(OBJECT_REPLICAS.CREATED_AT, DSL.currentOffsetDateTime())
-          .execute();
+    if (replicas.isEmpty()) {
+      return;
     }
+    Map<List<String>, Replica> unique = new LinkedHashMap<>();
+    for (Replica r : replicas) {
+      unique.put(List.of(r.objectId(), r.nodeId()), r);
+    }
+    List<Replica> rows = new ArrayList<>(unique.values());
+    int n = rows.size();
+    String[] objects = new String[n];
+    String[] nodes = new String[n];
+    Long[] sizes = new Long[n];
+    String[] digests = new String[n];
+    String[] paths = new String[n];
+    Long[] offsets = new Long[n];
+    for (int i = 0; i < n; i++) {
+      Replica r = rows.get(i);
+      objects[i] = r.objectId();
+      nodes[i] = r.nodeId();
+      sizes[i] = r.sizeBytes();
+      digests[i] = r.digest();
+      paths[i] = r.filePath();
+      offsets[i] = r.fileOffset();
+    }
+    tx.connection(c -> {
+      try (PreparedStatement ps = c.prepareStatement(PUBLISH)) {
+        ps.setArray(1, c.createArrayOf("text", objects));
+        ps.setArray(2, c.createArrayOf("text", nodes));
+        ps.setArray(3, c.createArrayOf("bigint", sizes));
+        ps.setArray(4, c.createArrayOf("text", digests));
+        ps.setArray(5, c.createArrayOf("text", paths));
+        ps.setArray(6, c.createArrayOf("bigint", offsets));
+        ps.executeUpdate();
+      }
+    });
   }
+
+  private static final String PUBLISH = """
+      INSERT INTO object_replicas AS o (object_id, node_id, size_bytes, digest, file_path, file_offset)
+      SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
+          AS v (object_id, node_id, size_bytes, digest, file_path, file_offset)
+       ORDER BY object_id, node_id
+      ON CONFLICT (object_id, node_id) DO UPDATE
+         SET size_bytes = excluded.size_bytes, digest = excluded.digest, file_path = excluded.file_path,
+             file_offset = excluded.file_offset, created_at = now()
+      """;
 
   /** True when {@code nodeId} lists a replica of every object of the job, each of the right size. */
   public static boolean holdsAllObjects(DSLContext dsl, String jobId, String nodeId) {

@@ -62,6 +62,10 @@ public final class TaskQueue {
    * rows. The state and the limit are literals, not binds: a generic plan (what a prepared
    * statement ends up with) could not match the partial index's {@code WHERE state = 'pending'}
    * against a parameter, nor know the limit is small. QueuePlanTest checks the plan.
+   *
+   * <p>Copies are stored without a payload (V004): for those the payload is built here, from the
+   * job, the object's range and file and the digest recorded when the object was released, four
+   * primary-key probes per claimed copy. Rows that carry a payload return it as stored.
    */
   private static final String CLAIM = """
       WITH ready AS MATERIALIZED (
@@ -76,7 +80,22 @@ public final class TaskQueue {
              started_at = now(), updated_at = now(), attempts = t.attempts + 1, bytes_done = 0
         FROM ready
        WHERE t.task_id = ready.task_id
-      RETURNING t.task_id, t.job_id, t.node_id, t.task_type, t.object_id, t.payload::text, t.attempts, t.max_attempts
+      RETURNING t.task_id, t.job_id, t.node_id, t.task_type, t.object_id,
+                coalesce(t.payload, (
+                  SELECT jsonb_build_object(
+                           'model', jsonb_build_object('model_id', j.model_id, 'revision', j.revision, 'format', j.format,
+                                                       'provider', j.provider),
+                           'files', jsonb_build_array(jsonb_build_object(
+                             'file_index', jf.file_index, 'path', jf.path, 'size_bytes', jf.size_bytes, 'sha256', jf.sha256,
+                             'download_url', NULL, 'objects', jsonb_build_array(jsonb_build_object(
+                               'object_id', jo.object_id, 'chunk_index', jo.chunk_index, 'offset', jo.offset_bytes,
+                               'length', jo.length_bytes, 'digest', cr.digest)))))
+                    FROM jobs j
+                    JOIN job_objects jo ON jo.job_id = j.job_id AND jo.object_id = t.object_id
+                    JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
+                    LEFT JOIN copy_releases cr ON cr.job_id = jo.job_id AND cr.object_id = jo.object_id
+                   WHERE j.job_id = t.job_id))::text,
+                t.attempts, t.max_attempts, t.run_after
       """;
 
   /**
@@ -103,7 +122,7 @@ public final class TaskQueue {
 
   /**
    * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
-   * due first. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
+   * due first, returned in that order. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
    * more client CPU than the database spent running it.
    */
   public List<ClaimedTask> claim(String nodeId, String leaseOwner, int limit, Duration lease) {
@@ -113,17 +132,20 @@ public final class TaskQueue {
         ps.setString(1, nodeId);
         ps.setString(2, leaseOwner);
         ps.setDouble(3, lease.toMillis() / 1000.0);
-        List<ClaimedTask> claimed = new ArrayList<>(limit);
+        record Due(OffsetDateTime runAfter, ClaimedTask task) {}
+        List<Due> claimed = new ArrayList<>(limit);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            claimed.add(new ClaimedTask(rs.getLong(1), rs.getString(2), rs.getString(3), TaskType.valueOf(rs.getString(4)),
-                rs.getString(5), Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8)));
+            claimed.add(new Due(rs.getObject(9, OffsetDateTime.class), new ClaimedTask(rs.getLong(1), rs.getString(2),
+                rs.getString(3), TaskType.valueOf(rs.getString(4)), rs.getString(5),
+                Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8))));
           }
         }
-        return claimed;
+        // The claim's own order (RETURNING has none): a follower's copies in stripe order (V004).
+        claimed.sort(Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
+        return claimed.stream().map(Due::task).toList();
       }
     });
-    out.sort(Comparator.comparingLong(ClaimedTask::taskId));
     return out;
   }
 

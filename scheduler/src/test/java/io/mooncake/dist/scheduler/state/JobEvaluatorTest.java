@@ -50,8 +50,19 @@ class JobEvaluatorTest {
     return new NodeFacts(id, seed, m);
   }
 
+  /** Copies exist only for released objects: as many released as the follower with the most copies has. */
   private static Evaluation eval(boolean seedHolds, NodeFacts... nodes) {
-    return JobEvaluator.evaluate(new JobFacts(JobStatus.PLANNED, SEED, OBJECTS, seedHolds, List.of(nodes)));
+    int released = java.util.Arrays.stream(nodes).mapToInt(n -> n.counts(REPLICA_COPY).total()).max().orElse(0);
+    return JobEvaluator.evaluate(new JobFacts(JobStatus.PLANNED, SEED, OBJECTS, seedHolds, List.of(nodes), released));
+  }
+
+  /** The release the evaluator asks for: these followers, in this order, stripes 0, 1, ... of {@code stripes}. */
+  private static Action.ReleaseCopies release(int stripes, String... followers) {
+    List<Action.Follower> out = new java.util.ArrayList<>();
+    for (int i = 0; i < followers.length; i++) {
+      out.add(new Action.Follower(followers[i], i));
+    }
+    return new Action.ReleaseCopies(out, stripes);
   }
 
   private static List<PlacementState> states(Evaluation e) {
@@ -77,7 +88,7 @@ class JobEvaluatorTest {
   void aVerifiedSeedGoesStraightToReplicationWithoutADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, done(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(release(1, F1)), e.actions());
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -85,8 +96,7 @@ class JobEvaluatorTest {
   void aFailedVerificationFallsBackToADownload() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
-    assertEquals(List.of(new Action.EnqueueDownload(SEED), new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()),
-        e.actions());
+    assertEquals(List.of(new Action.EnqueueDownload(SEED), release(1, F1)), e.actions());
     assertEquals(ACQUIRING, e.placements().get(0).state());
   }
 
@@ -94,14 +104,14 @@ class JobEvaluatorTest {
   void aVerificationInProgressOffersOnlyReCheckedObjectsToFollowers() {
     Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 1), new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(release(1, F1)), e.actions());
   }
 
   @Test
   void aDownloadInProgressReleasesEveryPublishedObjectToFollowersAndStaysSeeding() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, pending(OBJECTS)));
+    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, pending(1)));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(release(1, F1)), e.actions());
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
   }
 
@@ -110,9 +120,7 @@ class JobEvaluatorTest {
     Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, List.of(
         node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false), node(F2, false), node("127.0.0.1:25004", false),
         node("127.0.0.1:25005", false))));
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 4), new Action.EnqueueCopies(F2, 1, 4),
-        new Action.EnqueueCopies("127.0.0.1:25004", 2, 4), new Action.EnqueueCopies("127.0.0.1:25005", 3, 4),
-        new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(release(4, F1, F2, "127.0.0.1:25004", "127.0.0.1:25005")), e.actions());
   }
 
   @Test
@@ -121,7 +129,7 @@ class JobEvaluatorTest {
         node(F1, false, REPLICA_COPY, new TaskCounts(0, 1, 2, 0, 0, null)));
     assertEquals(JobStatus.SEEDING, e.status());
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
-    assertTrue(e.actions().isEmpty(), "copies exist and none is waiting: nothing to do");
+    assertEquals(List.of(release(1, F1)), e.actions(), "objects not published yet are released on later passes");
     Evaluation allCopied = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
         node(F1, false, REPLICA_COPY, done(OBJECTS)));
     assertTrue(allCopied.actions().isEmpty(), "materialize waits for the seed to finish");
@@ -144,6 +152,24 @@ class JobEvaluatorTest {
   }
 
   @Test
+  void aFailedFollowerGetsNoFurtherCopiesAndTheOthersKeepTheirStripes() {
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, OBJECTS, false, List.of(
+        node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, failed("disk full")),
+        node(F2, false, REPLICA_COPY, done(1))), 1));
+    assertEquals(List.of(ACQUIRING, FAILED, ACQUIRING), states(e));
+    assertEquals(List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+  }
+
+  @Test
+  void aStagedFollowerGetsNoCopiesAndAFollowerWithoutCopiesStillAcquires() {
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, List.of(
+        node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)),
+        node(F2, false)), 2));
+    assertEquals(List.of(STAGED, STAGED, ACQUIRING), states(e));
+    assertEquals(List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+  }
+
+  @Test
   void aFailedDownloadFailsTheSeedAndTheJobAndStartsNoCopy() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, failed("source file not found: /x")), node(F1, false));
     assertEquals(JobStatus.FAILED, e.status());
@@ -158,16 +184,18 @@ class JobEvaluatorTest {
   void aFinishedDownloadEnqueuesCopiesForEveryFollower() {
     Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.EnqueueCopies(F1, 0, 2), new Action.EnqueueCopies(F2, 1, 2), new Action.ReleaseCopies()),
-        e.actions());
+    assertEquals(List.of(release(2, F1, F2)), e.actions());
   }
 
   @Test
-  void copiesInProgressEnqueueNothingMore() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
+  void copiesInProgressEnqueueNothingMoreOnceEveryObjectIsReleased() {
+    List<NodeFacts> nodes = List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)),
         node(F1, false, REPLICA_COPY, new TaskCounts(1, 1, 2, 0, 0, null)));
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(new Action.ReleaseCopies()), e.actions(), "only the release of waiting copies");
+    assertTrue(e.actions().isEmpty(), "every object released: nothing to do");
+    Evaluation partly = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS - 1));
+    assertEquals(List.of(release(1, F1)), partly.actions(), "an object still to release");
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
@@ -204,7 +232,7 @@ class JobEvaluatorTest {
     assertEquals(JobStatus.REPLICATING, e.status());
     assertEquals(List.of(STAGED, FAILED, ACQUIRING), states(e));
     assertEquals("digest mismatch for chunk-001", e.placements().get(1).lastError());
-    assertEquals(List.of(new Action.CancelPendingTasks(F1), new Action.ReleaseCopies()), e.actions());
+    assertEquals(List.of(new Action.CancelPendingTasks(F1)), e.actions(), "every object released already");
   }
 
   @Test
