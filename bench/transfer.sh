@@ -178,9 +178,11 @@ LIMIT=$(python3 -c "print(min($G_NULL, $G_DD))")
 R_CURL=$(python3 -c "print(f'{$G_OURS/$G_FILE:.2f}')")
 R_LIMIT=$(python3 -c "print(f'{$G_OURS/$LIMIT:.2f}')")
 echo "model ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, median of $RUNS runs, $(nproc) cores"
-echo "  nginx -> curl -o /dev/null       $T_NULL s  $G_NULL GiB/s"
-echo "  nginx -> curl -o file && sync    $T_FILE s  $G_FILE GiB/s"
-echo "  dd conv=fsync                    $T_DD s  $G_DD GiB/s"
-echo "  mooncake seed -> follower staged $T_OURS s  $G_OURS GiB/s (runs: ${t_ours[*]})"
+secs() { printf '%.2f' "$1"; }
+RUNS_TXT=$(for t in "${t_ours[@]}"; do secs "$t"; echo -n " "; done)
+echo "  nginx -> curl -o /dev/null       $(secs "$T_NULL") s  $G_NULL GiB/s"
+echo "  nginx -> curl -o file && sync    $(secs "$T_FILE") s  $G_FILE GiB/s"
+echo "  dd conv=fsync                    $(secs "$T_DD") s  $G_DD GiB/s"
+echo "  mooncake seed -> follower staged $(secs "$T_OURS") s  $G_OURS GiB/s (runs: ${RUNS_TXT% })"
 echo "  max RSS: follower $((RSS_F / 1024)) MiB, seed $((RSS_S / 1024)) MiB"
 echo "transfer ours/curl_file=$R_CURL (target >= 1.5) ours/limit=$R_LIMIT (target >= 0.7) ours_GiBps=$G_OURS rss_follower_MiB=$((RSS_F / 1024)) rss_seed_MiB=$((RSS_S / 1024))"
