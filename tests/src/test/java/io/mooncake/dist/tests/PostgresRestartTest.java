@@ -33,6 +33,10 @@ class PostgresRestartTest {
   @Test
   void masterAndClientsReconnectAfterPostgresRestartsMidJob() throws Exception {
     Path bin = PrivatePostgres.findBinaries();
+    // A Docker-only machine (Testcontainers, no local server) may lack initdb; one that runs its
+    // own PostgreSQL for the suite (MOONCAKE_TEST_DB_URL, as CI does) must run this test.
+    org.junit.jupiter.api.Assumptions.assumeTrue(bin != null || System.getenv("MOONCAKE_TEST_DB_URL") != null,
+        "no PostgreSQL server binaries (initdb, pg_ctl) and no local server: the restart test needs them");
     assertNotNull(bin, "PostgreSQL server binaries (initdb, pg_ctl) are needed for this test: "
         + "install postgresql (Debian: /usr/lib/postgresql/<v>/bin)");
     Path src = TestFiles.random(tmp.resolve("src/r.bin"), 24 * MIB, 31);
