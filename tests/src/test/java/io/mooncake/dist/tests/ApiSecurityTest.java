@@ -8,7 +8,7 @@ import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.PostgresDatabase;
 import io.mooncake.dist.tests.support.Processes;
 import io.mooncake.dist.tests.support.Requests;
-import io.mooncake.dist.tests.support.SelfSignedCert;
+import io.mooncake.dist.tests.support.TestCerts;
 import io.mooncake.dist.tests.support.TestFiles;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -38,14 +38,16 @@ class ApiSecurityTest {
   void tokensGateEveryRouteButTheProbeAndTheStaticPagesOverHttps() throws Exception {
     Path tokens = TestFiles.privateFile(tmp.resolve("tokens"),
         "# who may call the API\nread " + READ + " dashboards\nwrite " + WRITE + " control-plane\n");
-    SelfSignedCert cert = SelfSignedCert.create(tmp.resolve("tls"), "master");
+    TestCerts certs = new TestCerts(tmp.resolve("tls"));
+    TestCerts.Pair ca = certs.ca("api-ca");
+    TestCerts.Pair cert = certs.leaf("master", ca);
     int port = TestFiles.freePort();
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
       procs.start("master", "mooncake_master", "--http-port", String.valueOf(port), "--db-url", pg.url(),
-          "--api-tokens-file", tokens.toString(), "--tls-cert", cert.certPem().toString(),
-          "--tls-key", cert.keyPem().toString());
+          "--api-tokens-file", tokens.toString(), "--tls-cert", cert.certificate().toString(),
+          "--tls-key", cert.key().toString());
       String base = "https://127.0.0.1:" + port;
-      Api anonymous = new Api(base, null, cert.trustingContext());
+      Api anonymous = new Api(base, null, TestCerts.trusting(ca.certificate()));
       Processes.await("master /health over https", Duration.ofSeconds(60), () -> {
         try {
           return anonymous.get("/health").status() == 200;
@@ -120,15 +122,16 @@ class ApiSecurityTest {
         "--no-auth");
     assertEquals(2, both.exitCode(), both.output());
 
-    SelfSignedCert cert = SelfSignedCert.create(tmp.resolve("tls"), "master");
+    TestCerts certs = new TestCerts(tmp.resolve("tls"));
+    TestCerts.Pair cert = certs.leaf("master", certs.ca("api-ca"));
     Processes.Run halfTls = Processes.run("mooncake_master", "--db-url", pg.url(), "--no-auth",
-        "--tls-cert", cert.certPem().toString());
+        "--tls-cert", cert.certificate().toString());
     assertEquals(2, halfTls.exitCode(), halfTls.output());
     assertTrue(halfTls.output().contains("--tls-cert and --tls-key go together"), halfTls.output());
 
     Processes.Run keyAsCert = Processes.run("mooncake_master", "--db-url", pg.url(), "--no-auth",
-        "--tls-cert", cert.keyPem().toString(), "--tls-key", cert.keyPem().toString());
+        "--tls-cert", cert.key().toString(), "--tls-key", cert.key().toString());
     assertEquals(2, keyAsCert.exitCode(), keyAsCert.output());
-    assertTrue(keyAsCert.output().contains("--tls-cert: " + cert.keyPem()), keyAsCert.output());
+    assertTrue(keyAsCert.output().contains("--tls-cert: " + cert.key()), keyAsCert.output());
   }
 }

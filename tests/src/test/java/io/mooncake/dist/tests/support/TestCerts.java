@@ -57,6 +57,26 @@ public final class TestCerts {
     return leaf;
   }
 
+  /** A client TLS context that trusts exactly the certificates in {@code pem} (e.g. a CA from {@link #ca}). */
+  public static javax.net.ssl.SSLContext trusting(Path pem) {
+    try (java.io.InputStream in = Files.newInputStream(pem)) {
+      java.security.KeyStore trust = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+      trust.load(null, null);
+      int i = 0;
+      for (java.security.cert.Certificate c : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        trust.setCertificateEntry("trusted-" + i++, c);
+      }
+      javax.net.ssl.TrustManagerFactory tmf =
+          javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trust);
+      javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (IOException | java.security.GeneralSecurityException e) {
+      throw new AssertionError("cannot build a trust context from " + pem, e);
+    }
+  }
+
   private static void openssl(String... args) {
     List<String> command = new ArrayList<>(List.of("openssl"));
     command.addAll(List.of(args));
