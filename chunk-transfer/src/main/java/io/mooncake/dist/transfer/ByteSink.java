@@ -17,6 +17,15 @@ public interface ByteSink {
   /** Called instead of {@link #finish} when the fetch fails: release what the sink holds. */
   default void abort() {}
 
+  /**
+   * How many bytes from the start of the range this sink has handed to the file so far (a fetch
+   * that fails can resume after them); 0 when the sink cannot tell. Bytes a sink still buffers
+   * are not counted.
+   */
+  default long stored() {
+    return 0;
+  }
+
   /** Positional writes into {@code target} starting at {@code position}, through the page cache. */
   static ByteSink positional(java.nio.channels.FileChannel target, long position) {
     return new ByteSink() {
@@ -27,6 +36,11 @@ public interface ByteSink {
         while (bytes.hasRemaining()) {
           next += target.write(bytes, next);
         }
+      }
+
+      @Override
+      public long stored() {
+        return next - position;
       }
     };
   }

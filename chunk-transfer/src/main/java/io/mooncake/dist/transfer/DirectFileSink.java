@@ -27,6 +27,7 @@ public final class DirectFileSink implements ByteSink {
   private final FileChannel buffered;
   private final int block;
   private ByteBuffer staging;
+  private final long start;
   private long position;
 
   /**
@@ -44,6 +45,7 @@ public final class DirectFileSink implements ByteSink {
     this.buffered = buffered;
     this.block = blockSize;
     this.position = position;
+    this.start = position;
     this.staging = StagingPool.take(blockSize);
   }
 
@@ -74,6 +76,12 @@ public final class DirectFileSink implements ByteSink {
       position += buffered.write(staging, position);
     }
     abort();
+  }
+
+  /** Bytes written to the file so far (staged bytes not yet written are not counted). */
+  @Override
+  public long stored() {
+    return position - start;
   }
 
   @Override

@@ -139,34 +139,53 @@ final class TaskExecutor {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }
     String lastError = null;
+    // Bytes of the object already in our file from a fetch that broke off: the next holder sends
+    // only the rest (a range request), and the whole object is then checked by reading it back.
+    long landed = 0;
     for (Replica holder : holders) {
       NodeId source = NodeId.parse(holder.nodeId());
       progress.source(holder.nodeId());
+      long from = landed;
+      ByteSink sink = null;
       try (ModelStore.ObjectTarget target = store.openObjectTarget(payload.model(), file)) {
-        ByteSink sink = target.direct() != null && DirectFileSink.aligned(object.offset(), target.blockSize())
-            ? new DirectFileSink(target.direct(), target.buffered(), object.offset(), target.blockSize())
-            : ByteSink.positional(target.buffered(), object.offset());
-        FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), 0, object.length(),
-            sink, progress);
-        String digest = "sha256:" + r.sha256Hex();
-        if (r.bytes() == object.length() && digest.equals(object.digest())) {
-          // Direct writes are on the device already; this makes the tail and the metadata durable.
-          target.buffered().force(false);
+        long at = object.offset() + from;
+        sink = target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
+            ? new DirectFileSink(target.direct(), target.buffered(), at, target.blockSize())
+            : ByteSink.positional(target.buffered(), at);
+        FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), from,
+            object.length() - from, sink, bytes -> progress.accept(from + bytes));
+        // Direct writes are on the device already; this makes the tail and the metadata durable.
+        target.buffered().force(false);
+        String digest = from == 0 ? "sha256:" + r.sha256Hex() : readBack(finalPath, object);
+        if (r.bytes() == object.length() - from && digest.equals(object.digest())) {
           strikes(() -> replicas.holderServed(holder.nodeId()));
+          if (from > 0) {
+            log.info("object {}: resumed at byte {} from {} after an interrupted fetch; verified whole", object.objectId(),
+                from, holder.nodeId());
+          }
           return new Outcome(object.length(), null, List.of(mine));
         }
-        lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
-            + ": expected " + object.digest() + ", got " + digest;
-        // The holder's bytes do not match the digest it published: drop that replica so nobody
-        // else copies it (its own node re-checks or re-copies when a job needs the object again).
-        replicas.remove(holder.nodeId(), object.objectId());
+        landed = 0;
+        if (from == 0) {
+          lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
+              + ": expected " + object.digest() + ", got " + digest;
+          // The holder's bytes do not match the digest it published: drop that replica so nobody
+          // else copies it (its own node re-checks or re-copies when a job needs the object again).
+          replicas.remove(holder.nodeId(), object.objectId());
+        } else {
+          // Two holders contributed; which one was wrong is unknown, so neither replica is dropped.
+          lastError = "digest mismatch for object " + object.objectId() + " resumed at byte " + from + " from "
+              + holder.nodeId() + ": expected " + object.digest() + ", got " + digest + "; fetching it whole";
+        }
       } catch (ChunkTransferException e) {
         if (e.kind() == ChunkTransferException.Kind.LOCAL_IO && e.getCause() instanceof IOException io) {
           // Our disk, not the peer: another holder would not help.
           StoreException local = store.writeFailure(finalPath, io);
           throw new TaskFailure("copy of object " + object.objectId() + ": " + local.getMessage(), local.retryable(), e);
         }
-        lastError = "copy of object " + object.objectId() + " from " + holder.nodeId() + " failed: " + e.getMessage();
+        landed = from + (sink == null ? 0 : sink.stored());
+        lastError = "copy of object " + object.objectId() + " from " + holder.nodeId() + " failed: " + e.getMessage()
+            + (landed > 0 ? " (" + landed + " bytes kept; the next holder sends the rest)" : "");
       } catch (IOException e) {
         throw new TaskFailure("cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),
             true, e);
@@ -176,6 +195,13 @@ final class TaskExecutor {
       log.warn("{}; trying the next holder", lastError);
     }
     throw new TaskFailure(lastError, true);
+  }
+
+  /** The digest of the object's bytes as they now stand in our file (after a resumed fetch). */
+  private String readBack(Path finalPath, ObjectPlan object) throws StoreException {
+    Path file = store.existingFile(finalPath)
+        .orElseThrow(() -> new StoreException("the file of object " + object.objectId() + " vanished: " + finalPath, true));
+    return store.digestRange(file, object.offset(), object.length());
   }
 
   /** Holder bookkeeping is advisory: a database hiccup here must not fail the copy itself. */

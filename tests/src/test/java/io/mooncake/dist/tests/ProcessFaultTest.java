@@ -44,6 +44,48 @@ class ProcessFaultTest {
     return api;
   }
 
+  @Test
+  void aHolderKilledMidChunkIsResumedFromAnotherHolderAtTheByteItStopped() throws Exception {
+    // One 32 MiB object, so the copy under test is a single chunk, larger than the socket buffers
+    // between the two nodes (which still deliver what the killed holder had queued).
+    Path src = TestFiles.random(tmp.resolve("src/k.bin"), 32 * MIB, 29);
+    int seedPort = TestFiles.freePort();
+    int holderPort = TestFiles.freePort();
+    int followerPort = TestFiles.freePort();
+    String seed = "127.0.0.1:" + seedPort;
+    String holder = "127.0.0.1:" + holderPort;
+    String follower = "127.0.0.1:" + followerPort;
+    List<FileSpec> files = List.of(new FileSpec("k.bin", 32 * MIB, 32 * MIB, "sha256:" + TestFiles.sha256(src), src.toString()));
+    try (Processes procs = new Processes(tmp.resolve("logs"))) {
+      Api api = startMaster(procs, "master");
+      startClient(procs, "seed", seedPort, tmp.resolve("k-seed"));
+      startClient(procs, "holder", holderPort, tmp.resolve("k-holder"));
+      // The follower reads at 40 Mbit/s: 6.7 s for the object, time enough to kill the holder early on.
+      startClient(procs, "follower", followerPort, tmp.resolve("k-follower"), "--download-limit-mbit", "40");
+      awaitLive(api, 3);
+      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("resume-1", "model-k", "r1", files, seed,
+          List.of(seed, holder))).status());
+      assertEquals("completed", api.awaitTerminal("resume-1").get("status").asText());
+
+      // The seed looks flaky, so the follower tries the slow holder first and the seed only after it.
+      pg.database().dsl().execute("UPDATE nodes SET serve_failures = 3, serve_failed_at = now() WHERE node_id = ?", seed);
+      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("resume-2", "model-k", "r1", files, seed,
+          List.of(seed, follower))).status());
+      api.awaitJob("resume-2", j -> placement(j, follower).get("staged_bytes").asLong() >= 2 * MIB, Duration.ofSeconds(60));
+      procs.kill("holder");
+
+      JsonNode job = api.awaitJob("resume-2", j -> j.get("status").asText().matches("completed|failed"),
+          Duration.ofSeconds(90));
+      String log = procs.log("follower");
+      assertEquals("completed", job.get("status").asText(), job + log);
+      assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("k-follower"), "model-k", "k.bin")));
+      assertTrue(log.matches("(?s).*object model-k/r1/k.bin/chunk-000: resumed at byte [1-9][0-9]* from " + seed
+          + " after an interrupted fetch; verified whole.*"), log);
+      assertEquals(1, pg.database().dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("resume-2")
+          .and(TASKS.TASK_TYPE.eq("REPLICA_COPY")).and(TASKS.ATTEMPTS.eq(1))), "resumed within the first attempt");
+    }
+  }
+
   private Process startClient(Processes procs, String name, int port, Path dir, String... extra) {
     List<String> args = new java.util.ArrayList<>(List.of("--node-id", "127.0.0.1:" + port, "--data-dir",
         dir.toString(), "--db-url", pg.url(), "--poll-ms", "200", "--heartbeat-ms", "500", "--lease-seconds", "5"));
