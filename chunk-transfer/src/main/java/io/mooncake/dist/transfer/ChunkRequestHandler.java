@@ -42,13 +42,14 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     private final Executor blocking;
     private final LongAdder bytesServed;
     /** TLS on: payloads are read and encrypted in chunks instead of sent with sendfile. */
-    private final boolean tls;
+    /** Send payloads as file chunks through user space (TLS, or an upload limit) instead of sendfile. */
+    private final boolean chunked;
     private final ArrayDeque<Object> queue = new ArrayDeque<>();
     private boolean busy;
     private boolean closing;
 
-    ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed, boolean tls) {
-        this.tls = tls;
+    ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed, boolean chunked) {
+        this.chunked = chunked;
         this.resolver = resolver;
         this.blocking = blocking;
         this.bytesServed = bytesServed;
@@ -177,7 +178,7 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                 ChannelProgressivePromise promise = ctx.newProgressivePromise();
                 promise.addListener(new PayloadListener(ctx, request, send.length()));
                 // Region and chunks own the file channel and close it when done, on success or failure.
-                Object payload = tls ? new FileRangeChunks(send.file(), send.position(), send.length())
+                Object payload = chunked ? new FileRangeChunks(send.file(), send.position(), send.length())
                         : new DefaultFileRegion(send.file(), send.position(), send.length());
                 ctx.writeAndFlush(payload, promise);
             }

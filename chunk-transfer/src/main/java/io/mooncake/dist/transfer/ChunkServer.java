@@ -140,6 +140,7 @@ public final class ChunkServer implements AutoCloseable {
         ChunkServer server = new ChunkServer(bind.channel(), channels, acceptGroup, ioGroup, lookups, bytesServed);
         log.info("chunk server listening on {} ({}, cluster handshake, {})", bind.channel().localAddress(),
                 Transport.EPOLL ? "epoll" : "nio", security.tls() ? "TLS: payloads read and encrypted in user space"
+                        : uploadBytesPerSecond > 0 ? "no TLS, upload limit: payloads read in 128 KiB pieces the limit paces"
                         : "no TLS: payloads sent with sendfile");
         return server;
     }

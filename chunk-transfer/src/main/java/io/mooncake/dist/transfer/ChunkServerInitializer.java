@@ -48,10 +48,13 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
         if (security.tls()) {
             SslHandler tls = security.tlsContexts().server().newHandler(ch.alloc());
             tls.setHandshakeTimeoutMillis(security.handshakeTimeout().toMillis());
-            ch.pipeline()
-                    .addLast("tls", tls)
-                    // Payloads go out as chunks read from the file: TLS cannot encrypt a sendfile.
-                    .addLast("chunked-writer", new ChunkedWriteHandler());
+            ch.pipeline().addLast("tls", tls);
+        }
+        boolean chunked = security.tls() || uploadLimit != null;
+        if (chunked) {
+            // Payloads go out as chunks read from the file: TLS cannot encrypt a sendfile, and the
+            // shaper can only pace what it sees; one sendfile of a whole object would pass in one burst.
+            ch.pipeline().addLast("chunked-writer", new ChunkedWriteHandler());
         }
         ch.pipeline()
                 // observeOutput: a slow but progressing sendfile is not idle; a peer that stopped reading is.
@@ -59,6 +62,6 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
                 .addLast("handshake", new ServerHandshakeHandler(security.secret(), security.handshakeTimeout()))
                 .addLast("request-decoder", new RequestDecoder())
                 .addLast("response-encoder", new ResponseHeaderEncoder())
-                .addLast("handler", new ChunkRequestHandler(resolver, blocking, bytesServed, security.tls()));
+                .addLast("handler", new ChunkRequestHandler(resolver, blocking, bytesServed, chunked));
     }
 }
