@@ -134,6 +134,7 @@ class ClusterAuthTest {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
             DataInputStream in = new DataInputStream(socket.getInputStream());
             RawWire.clientHandshake(in, socket.getOutputStream(), TestData.secretBytes());
+            // Stay idle past the 300 ms handshake timeout: it must no longer apply once authenticated.
             Thread.sleep(600);
 
             socket.getOutputStream().write(RawWire.request(3, "obj", 10, 1_000));

@@ -112,7 +112,7 @@ public final class NodeWorker implements AutoCloseable {
     this.completions = new CompletionBatcher(queue, 64);
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
-    this.store = new ModelStore(settings.dataDir());
+    this.store = newStore();
     this.client = new ChunkClient(security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
@@ -123,7 +123,7 @@ public final class NodeWorker implements AutoCloseable {
    */
   public NodeWorker sourceCredentials(SourceCredentials credentials) {
     this.credentials = credentials;
-    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify);
+    this.store = newStore();
     return this;
   }
 
@@ -133,8 +133,12 @@ public final class NodeWorker implements AutoCloseable {
    */
   public NodeWorker fullReverify(boolean on) {
     this.fullReverify = on;
-    this.store = new ModelStore(settings.dataDir(), new SourceOpener(credentials), on);
+    this.store = newStore();
     return this;
+  }
+
+  private ModelStore newStore() {
+    return new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify);
   }
 
   /**

@@ -7,21 +7,19 @@ import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.InProcessCluster;
 import io.mooncake.dist.tests.support.PostgresDatabase;
+import io.mooncake.dist.tests.support.Processes;
 import io.mooncake.dist.tests.support.Requests;
 import io.mooncake.dist.tests.support.Requests.FileSpec;
 import io.mooncake.dist.tests.support.TestFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -90,15 +88,6 @@ class ArtifactDeletionTest {
         pg.database().dsl().select(JOB_OBJECTS.OBJECT_ID).from(JOB_OBJECTS).where(JOB_OBJECTS.JOB_ID.eq(jobId))));
   }
 
-  private static void await(String what, BooleanSupplier done) throws InterruptedException {
-    Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
-    while (!done.getAsBoolean()) {
-      if (Instant.now().isAfter(deadline)) {
-        fail("timed out waiting until " + what);
-      }
-      Thread.sleep(100);
-    }
-  }
 
   @Test
   void theNodesFreeTheModelAndALaterJobDownloadsItAgain() throws Exception {
@@ -117,7 +106,7 @@ class ArtifactDeletionTest {
         java.util.stream.StreamSupport.stream(r.json().get("nodes").spliterator(), false).map(JsonNode::asText).sorted().toList());
     assertTrue(r.json().get("deletion_id").canConvertToLong(), r.json().toString());
 
-    await("both model directories, their replica rows and the deletions are gone/done", () ->
+    Processes.await("both model directories, their replica rows and the deletions are gone/done", Duration.ofSeconds(30), () ->
         !Files.exists(modelDir(seed, "model-del")) && !Files.exists(modelDir(follower, "model-del"))
             && replicaRows("del-1") == 0
             && pg.database().dsl().fetchCount(ARTIFACT_DELETIONS, ARTIFACT_DELETIONS.MODEL_ID.eq("model-del")
@@ -148,6 +137,7 @@ class ArtifactDeletionTest {
     assertTrue(r.json().get("error_message").asText().contains("busy-2"), r.json().toString());
     assertFalse(r.json().get("error_message").asText().contains("busy-1"), r.json().toString());
     assertEquals(0, pg.database().dsl().fetchCount(ARTIFACT_DELETIONS, ARTIFACT_DELETIONS.MODEL_ID.eq("model-busy")));
+    // Nothing to wait for but time: give a deletion that should not happen the chance to.
     Thread.sleep(500);
     for (String node : List.of(seed, follower)) {
       assertTrue(TestFiles.sameBytes(src, modelDir(node, "model-busy").resolve("w.bin")));

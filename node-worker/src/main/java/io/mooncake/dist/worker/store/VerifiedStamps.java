@@ -76,15 +76,6 @@ final class VerifiedStamps {
     }
   }
 
-  /** Forgets {@code path}'s stamp (its bytes are no longer trusted, or the file is gone). */
-  void forget(Path path) {
-    try {
-      Files.deleteIfExists(stampOf(path));
-    } catch (IOException e) {
-      log.warn("cannot remove the verified stamp of {}: {}", path, e.toString());
-    }
-  }
-
   /**
    * Whether {@code path} is the very file this node hashed (same identity) and it then held
    * exactly the objects of {@code file} with their expected digests (and its sha256, when the

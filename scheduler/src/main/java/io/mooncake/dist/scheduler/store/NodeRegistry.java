@@ -51,12 +51,13 @@ public final class NodeRegistry {
 
   public List<NodeInfo> list() {
     OffsetDateTime now = dsl.select(DSL.currentOffsetDateTime()).fetchOne().value1();
-    return dsl.selectFrom(NODES)
+    return dsl.select(NODES.asterisk(), ReplicaCatalog.AVOIDED.as("avoided"))
+        .from(NODES)
         .orderBy(NODES.NODE_ID)
-        .fetch(r -> new NodeInfo(r.getNodeId(), r.getHost(), r.getPort(), r.getDataDir(), r.getInstanceId(),
-            r.getStartedAt().toString(), r.getHeartbeatAt().toString(), r.getHeartbeatAt().isAfter(now.minus(LIVENESS)),
-            r.getServeFailures(), ReplicaCatalog.avoided(r.getServeFailures(), r.getServeFailedAt(), now),
-            r.getServeLastError()));
+        .fetch(r -> new NodeInfo(r.get(NODES.NODE_ID), r.get(NODES.HOST), r.get(NODES.PORT), r.get(NODES.DATA_DIR),
+            r.get(NODES.INSTANCE_ID), r.get(NODES.STARTED_AT).toString(), r.get(NODES.HEARTBEAT_AT).toString(),
+            r.get(NODES.HEARTBEAT_AT).isAfter(now.minus(LIVENESS)), r.get(NODES.SERVE_FAILURES),
+            r.get("avoided", Boolean.class), r.get(NODES.SERVE_LAST_ERROR)));
   }
 
   public Optional<NodeInfo> find(String nodeId) {

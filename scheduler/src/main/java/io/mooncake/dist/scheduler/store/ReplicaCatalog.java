@@ -121,8 +121,6 @@ public final class ReplicaCatalog {
         .where(TASKS.STATE.eq("processing"))
         .and(TASKS.SOURCE_NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
         .asField("in_flight");
-    var avoided = DSL.field("({0} >= {1} AND {2} > now() - make_interval(secs => {3}))", Boolean.class,
-        NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT, DSL.inline(AVOID_FOR.toSeconds()));
     return dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID, OBJECT_REPLICAS.SIZE_BYTES,
             OBJECT_REPLICAS.DIGEST, OBJECT_REPLICAS.FILE_PATH, OBJECT_REPLICAS.FILE_OFFSET, inFlight)
         .from(OBJECT_REPLICAS)
@@ -132,14 +130,18 @@ public final class ReplicaCatalog {
         .and(OBJECT_REPLICAS.NODE_ID.ne(excludeNode))
         .and(NODES.HEARTBEAT_AT.gt(DSL.field("now() - make_interval(secs => {0})", NODES.HEARTBEAT_AT.getDataType(),
             DSL.val(liveness.toMillis() / 1000.0))))
-        .orderBy(DSL.coalesce(avoided, DSL.inline(false)), DSL.field("in_flight"), DSL.rand())
+        .orderBy(AVOIDED, DSL.field("in_flight"), DSL.rand())
         .fetch(r -> new Replica(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6()));
   }
 
-  /** The rule {@link #liveHolders} orders by, for reports: failed enough times in a row, recently. */
-  public static boolean avoided(int serveFailures, java.time.OffsetDateTime lastFailure, java.time.OffsetDateTime now) {
-    return serveFailures >= AVOID_AFTER_FAILURES && lastFailure != null && lastFailure.isAfter(now.minus(AVOID_FOR));
-  }
+  /**
+   * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
+   * in a row, the last within {@link #AVOID_FOR}. One expression for {@link #liveHolders}' order and
+   * for what {@code GET /api/v1/nodes} reports, so the two cannot disagree.
+   */
+  static final org.jooq.Field<Boolean> AVOIDED = DSL.field(
+      "coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)", Boolean.class,
+      NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT, DSL.inline(AVOID_FOR.toSeconds()));
 
   /** A copy from {@code holder} failed: one more strike, and the error an operator will see. */
   public void holderFailed(String holder, String error) {
