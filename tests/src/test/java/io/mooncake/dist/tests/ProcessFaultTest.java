@@ -1,7 +1,7 @@
 package io.mooncake.dist.tests;
 
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
-import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
+import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPT_LOG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -146,7 +146,7 @@ class ProcessFaultTest {
       assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("follower"), "model-k", "k.bin")));
       // Chunks verified before the crash were not fetched again.
       for (long id : doneBeforeKill) {
-        assertEquals(1, pg.database().dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.eq(id)),
+        assertEquals(1, pg.database().dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(id)),
             "task " + id + " was redone");
       }
     }

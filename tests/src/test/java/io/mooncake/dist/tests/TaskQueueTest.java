@@ -4,6 +4,7 @@ import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.PLACEMENTS;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
+import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPT_LOG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -91,8 +92,8 @@ class TaskQueueTest {
     assertFalse(q.succeed(t.taskId(), "old-owner", 8, null, List.of()), "a lost lease must not complete the task");
     assertNull(q.fail(t.taskId(), "old-owner", "late failure", false));
     assertTrue(q.succeed(t.taskId(), "new-owner", 8, null, List.of()));
-    List<String> outcomes = dsl().select(TASK_ATTEMPTS.OUTCOME).from(TASK_ATTEMPTS)
-        .where(TASK_ATTEMPTS.TASK_ID.eq(t.taskId())).orderBy(TASK_ATTEMPTS.ATTEMPT).fetch(TASK_ATTEMPTS.OUTCOME);
+    List<String> outcomes = dsl().select(TASK_ATTEMPT_LOG.OUTCOME).from(TASK_ATTEMPT_LOG)
+        .where(TASK_ATTEMPT_LOG.TASK_ID.eq(t.taskId())).orderBy(TASK_ATTEMPT_LOG.ATTEMPT).fetch(TASK_ATTEMPT_LOG.OUTCOME);
     assertEquals(List.of("lease_expired", "succeeded"), outcomes);
   }
 
@@ -168,8 +169,11 @@ class TaskQueueTest {
         .toList());
     assertEquals(Set.of(held.get(0).taskId(), held.get(1).taskId()), recorded);
     assertEquals("processing", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.TASK_ID.eq(stolen)).fetchOne().value1());
-    assertEquals(2, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.in(recorded).and(TASK_ATTEMPTS.OUTCOME.eq("succeeded"))));
-    assertEquals(0, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.eq(stolen)));
+    assertEquals(2, dsl().fetchCount(TASK_ATTEMPT_LOG,
+        TASK_ATTEMPT_LOG.TASK_ID.in(recorded).and(TASK_ATTEMPT_LOG.OUTCOME.eq("succeeded"))));
+    assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(stolen)));
+    assertEquals(0, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.in(recorded)),
+        "a success writes the task row only");
     assertTrue(q.succeedAll(List.of(new TaskQueue.Completion(held.get(0).taskId(), "w-new", 8, null, List.of()))).isEmpty(),
         "a task cannot succeed twice");
   }

@@ -3,7 +3,7 @@ package io.mooncake.dist.scheduler.store;
 import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.NODES;
 import static io.mooncake.dist.db.jooq.Tables.TASKS;
-import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
+import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPT_LOG;
 
 import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
@@ -96,12 +96,15 @@ public final class MetricsQueries {
     return out;
   }
 
-  /** Finished attempts per (task type, outcome) from {@code task_attempts}. */
+  /**
+   * Finished attempts per (task type, outcome) from {@code task_attempt_log}: the failing ones
+   * recorded in {@code task_attempts} and the succeeding one of every succeeded task (V007).
+   */
   public List<Count> attemptsByTypeAndOutcome() {
-    return dsl.select(TASKS.TASK_TYPE, TASK_ATTEMPTS.OUTCOME, DSL.count())
-        .from(TASK_ATTEMPTS)
-        .join(TASKS).on(TASKS.TASK_ID.eq(TASK_ATTEMPTS.TASK_ID))
-        .groupBy(TASKS.TASK_TYPE, TASK_ATTEMPTS.OUTCOME)
+    return dsl.select(TASKS.TASK_TYPE, TASK_ATTEMPT_LOG.OUTCOME, DSL.count())
+        .from(TASK_ATTEMPT_LOG)
+        .join(TASKS).on(TASKS.TASK_ID.eq(TASK_ATTEMPT_LOG.TASK_ID))
+        .groupBy(TASKS.TASK_TYPE, TASK_ATTEMPT_LOG.OUTCOME)
         .fetch(r -> new Count(List.of(r.value1(), r.value2()), r.value3()));
   }
 

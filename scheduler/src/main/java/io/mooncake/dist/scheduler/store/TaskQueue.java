@@ -100,24 +100,21 @@ public final class TaskQueue {
 
   /**
    * Successes, one statement for any number of them: the rows still held under the given lease
-   * (guarded row by row by {@code lease_owner} and {@code state = 'processing'}) become succeeded,
-   * and their attempts are recorded by the same statement. One SQL text for every batch size
-   * (arrays, not a VALUES list), so it stays one server-side prepared statement.
+   * (guarded row by row by {@code lease_owner} and {@code state = 'processing'}) become succeeded.
+   * The task row is the record of its succeeding attempt (V007: attempt number, lease owner,
+   * claimed and finished at; {@code task_attempt_log} lists it with the failed ones), so a success
+   * writes one row, not two. One SQL text for every batch size (arrays, not a VALUES list), so it
+   * stays one server-side prepared statement.
    */
   private static final String SUCCEED = """
       WITH v AS (
-        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result)),
-      done AS (
-        UPDATE tasks t
-           SET state = 'succeeded', bytes_done = v.bytes_done, result = v.result::jsonb, last_error = NULL,
-               finished_at = now(), updated_at = now()
-          FROM v
-         WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
-        RETURNING t.task_id, t.attempts, t.node_id, t.lease_owner, t.started_at)
-      INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome)
-      SELECT task_id, attempts, node_id, lease_owner, coalesce(started_at, now()), 'succeeded' FROM done
-      ON CONFLICT DO NOTHING
-      RETURNING task_id
+        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result))
+      UPDATE tasks t
+         SET state = 'succeeded', bytes_done = v.bytes_done, result = v.result::jsonb, last_error = NULL,
+             finished_at = now(), updated_at = now()
+        FROM v
+       WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
+      RETURNING t.task_id
       """;
 
   /**
