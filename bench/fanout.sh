@@ -5,9 +5,10 @@
 # serving the file, every follower downloading it with curl at once. Prints both staging times
 # and their ratio to size / link rate (the best a single download can do).
 #
-# Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit
+# Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=64
 # Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
-# /var/tmp/mooncake-fanout). Needs iproute2, tc (sch_tbf), nginx-light, curl, socat (installed
+# /var/tmp/mooncake-fanout), SKIP_STAR=1 (no star baseline, for quick iterations: star/ours then
+# reads 0). Needs iproute2, tc (sch_tbf), nginx-light, curl, socat (installed
 # from Debian when missing). Leaves nothing behind: namespaces, bridge, processes, database.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +16,7 @@ NODES=${NODES:-8}
 SIZE_MIB=${SIZE_MIB:-512}
 CHUNK_MIB=${CHUNK_MIB:-8}
 RATE=${RATE:-400mbit}
+WARM_MIB=${WARM_MIB:-64}
 WORK=${BENCH_DIR:-/var/tmp/mooncake-fanout}
 ADMIN_URL=${MOONCAKE_BENCH_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
 HTTP_PORT=${HTTP_PORT:-18090}
@@ -97,6 +99,8 @@ events { worker_connections 256; }
 http { access_log off; sendfile on; tcp_nopush on;
   server { listen $NET.10:8080; root $WORK/src; } }
 NGINX
+T_STAR=0
+if [ -z "${SKIP_STAR:-}" ]; then
 ip netns exec mcn0 nginx -c "$WORK/nginx.conf"
 sleep 0.5
 a=$(now)
@@ -111,45 +115,67 @@ b=$(now)
 T_STAR=$(python3 -c "print($b-$a)")
 kill "$(cat "$WORK/nginx.pid")"; rm -f "$WORK/nginx.pid"
 rm -rf "$WORK"/star*
+fi
 
 # --- mooncake --------------------------------------------------------------------------------------
 psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
 "$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --bind-host 127.0.0.1 --db-url "$MASTER_DB" \
-  --scheduler-tick-ms 200 > "$WORK/logs/master.log" 2>&1 & PIDS+=($!)
+  --scheduler-tick-ms 200 > "$WORK/logs/master.log" 2>&1 & PIDS+=($!); MASTER_PID=$!
 API="http://127.0.0.1:$HTTP_PORT"
 for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$API/health" >/dev/null || { echo "fanout: master did not start" >&2; tail "$WORK/logs/master.log" >&2; exit 1; }
-TARGETS=()
+TARGETS=(); CLIENT_PIDS=()
 for i in $(seq 0 $((NODES - 1))); do
   id="$NET.$((10 + i)):25000"; TARGETS+=("$id")
   ip netns exec "mcn$i" "$ROOT/bin/mooncake_client" --node-id "$id" --data-dir "$WORK/n$i" --db-url "$NODE_DB" \
-    --poll-ms 200 ${CLIENT_OPTS:-} > "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!)
+    --poll-ms 200 ${CLIENT_OPTS:-} > "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!); CLIENT_PIDS+=($!)
 done
 live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
 for _ in $(seq 900); do [ "$(live_nodes)" = "$NODES" ] && break; sleep 0.1; done
 [ "$(live_nodes)" = "$NODES" ] || { echo "fanout: clients did not come up" >&2; tail -3 "$WORK"/logs/n*.log >&2; exit 1; }
 
-BODY=$(python3 - "${TARGETS[@]}" <<PY
+# stage JOB MODEL SRC BYTES: POSTs one job of the file SRC to every node and waits until it is completed.
+stage() {
+  local job=$1 model=$2 src=$3 size=$4 body s
+  body=$(python3 - "${TARGETS[@]}" <<PY
 import json, sys
-t = sys.argv[1:]; size, chunk = $BYTES, $CHUNK_MIB * 1024 * 1024; n = (size + chunk - 1) // chunk
-print(json.dumps({"job_id": "fanout-1",
-  "model": {"model_id": "fanout", "revision": "r1", "format": "bin", "provider": "local"},
-  "manifest": {"model_id": "fanout", "revision": "r1", "format": "bin", "provider": "local",
+t = sys.argv[1:]; size, chunk = $size, $CHUNK_MIB * 1024 * 1024; n = (size + chunk - 1) // chunk
+print(json.dumps({"job_id": "$job",
+  "model": {"model_id": "$model", "revision": "r1", "format": "bin", "provider": "local"},
+  "manifest": {"model_id": "$model", "revision": "r1", "format": "bin", "provider": "local",
     "total_size_bytes": size, "file_manifest_version": "v1",
-    "files": [{"path": "model.bin", "size_bytes": size, "checksum": "dummy", "download_url": "file://$SRC",
-      "artifact": {"artifact_key": "fanout-r1", "object_ids": [f"fanout/r1/chunk-{i:04d}" for i in range(n)]},
-      "chunk_layout": {"chunk_size_bytes": chunk, "chunk_count": n, "object_prefix": "fanout/r1"}}]},
+    "files": [{"path": "model.bin", "size_bytes": size, "checksum": "dummy", "download_url": "file://$src",
+      "artifact": {"artifact_key": "$model-r1", "object_ids": [f"$model/r1/chunk-{i:04d}" for i in range(n)]},
+      "chunk_layout": {"chunk_size_bytes": chunk, "chunk_count": n, "object_prefix": "$model/r1"}}]},
   "seed_node_id": t[0], "target_nodes": t}))
 PY
 )
+  echo "$body" | curl -sf -XPOST -H 'content-type: application/json' --data-binary @- "$API/api/v1/model-distribution/jobs" >/dev/null
+  while :; do
+    s=$(curl -sf "$API/api/v1/model-distribution/jobs?job_id=$job" | python3 -c 'import sys,json; print(json.load(sys.stdin)["status"])')
+    case "$s" in completed) break;; failed|canceled) echo "fanout: job $job $s" >&2; curl -s "$API/api/v1/model-distribution/jobs?job_id=$job" >&2; exit 1;; esac
+    sleep 0.05
+  done
+}
+# CPU seconds (user + system) used so far by the processes of each role, for the report.
+cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
+pg_pids() { pgrep -u postgres -d ' ' postgres; }
+
+# Untimed warm-up: the clients are long-running daemons, so the timed job meets JIT-compiled
+# transfer, hashing and database paths, as in the transfer benchmark (whose seed stages its model
+# in an untimed first job). A small model of its own, so nothing of it is reused.
+if [ "$WARM_MIB" -gt 0 ]; then
+  WARM_SRC="$WORK/src/warm.bin"
+  head -c $((WARM_MIB * 1024 * 1024)) /dev/urandom > "$WARM_SRC"
+  stage fanout-warm fanout-warm "$WARM_SRC" $((WARM_MIB * 1024 * 1024))
+fi
+
+CPU0_CLIENTS=$(cpu_of "${CLIENT_PIDS[@]}"); CPU0_MASTER=$(cpu_of "$MASTER_PID"); CPU0_PG=$(cpu_of $(pg_pids))
 a=$(now)
-echo "$BODY" | curl -sf -XPOST -H 'content-type: application/json' --data-binary @- "$API/api/v1/model-distribution/jobs" >/dev/null
-while :; do
-  s=$(curl -sf "$API/api/v1/model-distribution/jobs?job_id=fanout-1" | python3 -c 'import sys,json; print(json.load(sys.stdin)["status"])')
-  case "$s" in completed) break;; failed|canceled) echo "fanout: job $s" >&2; curl -s "$API/api/v1/model-distribution/jobs?job_id=fanout-1" >&2; exit 1;; esac
-  sleep 0.05
-done
+stage fanout-1 fanout "$SRC" "$BYTES"
 b=$(now)
+CPU_CLIENTS=$(( $(cpu_of "${CLIENT_PIDS[@]}") - CPU0_CLIENTS )); CPU_MASTER=$(( $(cpu_of "$MASTER_PID") - CPU0_MASTER ))
+CPU_PG=$(( $(cpu_of $(pg_pids)) - CPU0_PG ))
 T_OURS=$(python3 -c "print($b-$a)")
 for i in $(seq 1 $((NODES - 1))); do
   cmp -s "$SRC" "$WORK/n$i/models/local/fanout/r1/bin/model.bin" || { echo "fanout: bytes differ on node $i" >&2; exit 1; }
@@ -161,4 +187,5 @@ echo "fan-out: 1 seed + $((NODES - 1)) followers, ${SIZE_MIB} MiB in ${CHUNK_MIB
 echo "  size / link rate                 $(python3 -c "print(f'{$IDEAL:.2f}')") s"
 echo "  star (nginx + $((NODES - 1)) curls)         $(python3 -c "print(f'{$T_STAR:.2f}')") s  = $R_STAR_IDEAL x size/rate"
 echo "  mooncake                         $(python3 -c "print(f'{$T_OURS:.2f}')") s  = $R_IDEAL x size/rate"
+echo "  cpu during it (s): clients $(python3 -c "print($CPU_CLIENTS/100)"), master $(python3 -c "print($CPU_MASTER/100)"), postgres $(python3 -c "print($CPU_PG/100)"); $(nproc) cores x $(python3 -c "print(f'{$T_OURS:.1f}')") s = $(python3 -c "print(f'{$(nproc)*$T_OURS:.1f}')") available"
 echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"

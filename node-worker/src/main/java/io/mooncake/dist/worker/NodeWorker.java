@@ -69,6 +69,8 @@ public final class NodeWorker implements AutoCloseable {
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none. */
+  private final java.util.concurrent.atomic.AtomicLong nextDeferredDue = new java.util.concurrent.atomic.AtomicLong();
   /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
   private final DeleteArtifacts deleteArtifacts = new DeleteArtifacts();
   /**
@@ -298,8 +300,14 @@ public final class NodeWorker implements AutoCloseable {
         executor.execute(() -> runTask(t));
       }
       if (claimed.isEmpty() || inFlight.get() >= settings.concurrency()) {
+        long waitMs = settings.poll().toMillis();
+        long due = nextDeferredDue.getAndSet(0);
+        if (due != 0) {
+          // A deferred task becomes claimable then; no notification announces it.
+          waitMs = Math.max(1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
+        }
         try {
-          if (wake.tryAcquire(settings.poll().toMillis(), TimeUnit.MILLISECONDS)) {
+          if (wake.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
             wake.drainPermits();
           }
         } catch (InterruptedException e) {
@@ -325,6 +333,9 @@ public final class NodeWorker implements AutoCloseable {
         }
         outcome = exec.execute(task, progress);
         failure = null;
+      } catch (TaskDeferred d) {
+        defer(task, what, d);
+        return;
       } catch (TaskFailure f) {
         failure = f;
       } catch (org.jooq.exception.DataAccessException e) {
@@ -344,6 +355,24 @@ public final class NodeWorker implements AutoCloseable {
       executing.remove(task.taskId());
       inFlight.decrementAndGet();
       wake.release();
+    }
+  }
+
+  /**
+   * Hands a task that chose to wait back to the queue (no attempt used) and makes the claim loop
+   * look again when it is due, sooner than its poll interval. Should the database be away, the
+   * lease lapses and the task is rescued as usual.
+   */
+  private void defer(ClaimedTask task, String what, TaskDeferred d) {
+    try {
+      if (queue.defer(task.taskId(), leaseOwner, java.time.Duration.ofMillis(TaskDeferred.DELAY_MS))) {
+        log.debug("{} waits: {}", what, d.getMessage());
+        metrics.taskFinished(task.type().name(), WorkerMetrics.DEFERRED);
+        long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TaskDeferred.DELAY_MS);
+        nextDeferredDue.accumulateAndGet(due, (a, b) -> a == 0 ? b : Math.min(a, b));
+      }
+    } catch (RuntimeException e) {
+      log.warn("{} could not be deferred (database unreachable?); its lease will lapse: {}", what, e.getMessage());
     }
   }
 

@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
 /** Runs one claimed task of any type against the local store and the transfer client. */
 final class TaskExecutor {
   private static final Logger log = LoggerFactory.getLogger(TaskExecutor.class);
+  /** A pull from the seed whose row was not written for this long no longer holds other copies back. */
+  private static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
 
   private final String nodeId;
   private final ModelStore store;
@@ -47,12 +49,12 @@ final class TaskExecutor {
     this.leaseOwner = leaseOwner;
   }
 
-  Outcome execute(ClaimedTask task, Progress progress) throws TaskFailure {
+  Outcome execute(ClaimedTask task, Progress progress) throws TaskFailure, TaskDeferred {
     try {
       return switch (task.type()) {
         case MODEL_DOWNLOAD -> download(task, progress);
         case MODEL_VERIFY -> verify(task);
-        case REPLICA_COPY -> copy(task.payload(), progress);
+        case REPLICA_COPY -> copy(task.jobId(), task.payload(), progress);
         case MATERIALIZE -> materialize(task);
       };
     } catch (StoreException e) {
@@ -120,10 +122,13 @@ final class TaskExecutor {
   }
 
   /**
-   * Pulls one object from the least busy live holder, trying the next holder when one fails or
-   * sends bytes whose digest does not match what the seed published.
+   * Pulls one object from a live holder in {@link CopySources}' order (followers that hold it,
+   * least busy first, the seed last), trying the next holder when one fails or sends bytes whose
+   * digest does not match what the seed published; waits instead ({@link TaskDeferred}) when only
+   * the seed holds it and another follower is already pulling it from there.
    */
-  private Outcome copy(TaskPayload payload, Progress progress) throws TaskFailure, StoreException {
+  private Outcome copy(String jobId, TaskPayload payload, Progress progress)
+      throws TaskFailure, StoreException, TaskDeferred {
     FilePlan file = payload.files().get(0);
     ObjectPlan object = file.objects().get(0);
     if (object.digest() == null) {
@@ -134,7 +139,13 @@ final class TaskExecutor {
     if (alreadyHeld(object, finalPath)) {
       return new Outcome(object.length(), null, List.of(mine));
     }
-    List<Replica> holders = replicas.liveHolders(object.objectId(), object.digest(), nodeId, NodeRegistry.LIVENESS);
+    List<Replica> live = replicas.liveHolders(object.objectId(), object.digest(), nodeId, NodeRegistry.LIVENESS);
+    String seed = replicas.seedOf(jobId);
+    List<Replica> holders = switch (CopySources.plan(object.objectId(), live, seed,
+        () -> replicas.pullInFlight(object.objectId(), seed, nodeId, RELAY_FRESH))) {
+      case CopySources.Plan.Fetch f -> f.order();
+      case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
+    };
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }

@@ -14,6 +14,8 @@ public final class WorkerMetrics {
   public static final String SUCCEEDED = "succeeded";
   public static final String FAILED = "failed";
   public static final String RETRY = "retry";
+  /** A copy that waited for a follower to relay its object instead of a second copy from the seed. */
+  public static final String DEFERRED = "deferred";
 
   private record Key(String type, String outcome) {}
 
@@ -22,7 +24,7 @@ public final class WorkerMetrics {
   private final ConcurrentHashMap<String, LongAdder> durationNanos = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, LongAdder> durationCount = new ConcurrentHashMap<>();
 
-  /** A task whose outcome was recorded: {@code outcome} is succeeded, failed or retry. */
+  /** A task whose outcome was recorded: {@code outcome} is succeeded, failed, retry or deferred. */
   public void taskFinished(String type, String outcome) {
     tasks.computeIfAbsent(new Key(type, outcome), k -> new LongAdder()).increment();
   }

@@ -1,5 +1,6 @@
 package io.mooncake.dist.scheduler.store;
 
+import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
 import static io.mooncake.dist.db.jooq.Tables.NODES;
 import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
@@ -132,6 +133,29 @@ public final class ReplicaCatalog {
             DSL.val(liveness.toMillis() / 1000.0))))
         .orderBy(AVOIDED, DSL.field("in_flight"), DSL.rand())
         .fetch(r -> new Replica(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6()));
+  }
+
+  /** The seed of a job, or null when the job is unknown. */
+  public String seedOf(String jobId) {
+    return dsl.select(JOBS.SEED_NODE_ID).from(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOne(JOBS.SEED_NODE_ID);
+  }
+
+  /**
+   * Whether a node other than {@code excludeNode} is pulling {@code objectId} from {@code source}
+   * right now: its copy is running with that source and its row was written (claim, source choice
+   * or progress, every quarter second while bytes arrive) within {@code fresh}, so a stalled pull
+   * does not count. Reads only rows in flight (the partial index on processing rows).
+   */
+  public boolean pullInFlight(String objectId, String source, String excludeNode, Duration fresh) {
+    return dsl.fetchExists(DSL.selectOne()
+        .from(TASKS)
+        .where(TASKS.STATE.eq("processing"))
+        .and(TASKS.TASK_TYPE.eq("REPLICA_COPY"))
+        .and(TASKS.OBJECT_ID.eq(objectId))
+        .and(TASKS.SOURCE_NODE_ID.eq(source))
+        .and(TASKS.NODE_ID.ne(excludeNode))
+        .and(TASKS.UPDATED_AT.gt(DSL.field("now() - make_interval(secs => {0})", TASKS.UPDATED_AT.getDataType(),
+            DSL.val(fresh.toMillis() / 1000.0)))));
   }
 
   /**

@@ -311,6 +311,29 @@ public final class TaskQueue {
   }
 
   /**
+   * Puts a claimed task back without counting it as an attempt: pending again, due after
+   * {@code delay}, its lease, source and progress cleared, no attempt recorded. For a copy that
+   * chose to wait for a better source (see the worker's CopySources), which is not a failure.
+   *
+   * @return false (and nothing changed) when the lease is gone
+   */
+  public boolean defer(long taskId, String leaseOwner, Duration delay) {
+    return dsl.update(TASKS)
+        .set(TASKS.STATE, "pending")
+        .set(TASKS.ATTEMPTS, TASKS.ATTEMPTS.minus(1))
+        .set(TASKS.RUN_AFTER, nowPlus(delay))
+        .set(TASKS.LEASE_OWNER, (String) null)
+        .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
+        .set(TASKS.SOURCE_NODE_ID, (String) null)
+        .set(TASKS.BYTES_DONE, 0L)
+        .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
+        .where(TASKS.TASK_ID.eq(taskId))
+        .and(TASKS.LEASE_OWNER.eq(leaseOwner))
+        .and(TASKS.STATE.eq("processing"))
+        .execute() == 1;
+  }
+
+  /**
    * Lease rescue, in one statement: tasks whose owner stopped renewing go back to pending for the
    * same node (a restarted client picks them up) while attempts remain, else fail with the
    * reason; each lapsed attempt is recorded with the owner that lost it.

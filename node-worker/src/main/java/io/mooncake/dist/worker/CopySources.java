@@ -1,0 +1,68 @@
+package io.mooncake.dist.worker;
+
+import io.mooncake.dist.scheduler.store.Replica;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where a follower takes an object from: the fan-out rule that keeps the seed's uplink for bytes
+ * nobody else has. The seed must send every object at least once, and its uplink is the one link
+ * every follower depends on while it is still acquiring; a second copy of an object over it is
+ * time the seed cannot spend on an object no follower holds yet. So (BitTorrent's "super-seeding",
+ * in pull form):
+ *
+ * <ul>
+ *   <li>Followers that hold the object come first, in the catalog's order (not avoided, least
+ *       busy); the seed is the last resort, for when every one of them fails.
+ *   <li>When the seed is the only holder and another follower is already pulling this object from
+ *       it, the copy waits for that follower instead of pulling a second copy: it is deferred
+ *       (not failed, not an attempt) and claimed again moments later, when the object usually has
+ *       a follower holder.
+ *   <li>Otherwise the seed sends it, and this follower becomes the object's first relay.
+ * </ul>
+ *
+ * A wait lasts only while that other pull makes progress (the caller counts a pull as in flight
+ * while its task row was updated within the last few seconds): a stalled or dead relay stops
+ * holding anyone back, and the seed serves the object again.
+ */
+final class CopySources {
+  private CopySources() {}
+
+  /** What to do with one copy. */
+  sealed interface Plan {
+    /** Try these holders in this order. */
+    record Fetch(List<Replica> order) implements Plan {}
+
+    /** Ask again shortly: the object is on its way from the seed to another follower. */
+    record Wait(String reason) implements Plan {}
+  }
+
+  /**
+   * @param holders live holders with the right digest, best first (this node excluded)
+   * @param seedNodeId the job's seed
+   * @param seedPullInFlight whether another follower is pulling this object from the seed right now
+   *     (asked only when the seed is the only holder)
+   */
+  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, java.util.function.BooleanSupplier seedPullInFlight) {
+    List<Replica> peers = new ArrayList<>(holders.size());
+    Replica seed = null;
+    for (Replica h : holders) {
+      if (h.nodeId().equals(seedNodeId)) {
+        seed = h;
+      } else {
+        peers.add(h);
+      }
+    }
+    if (!peers.isEmpty()) {
+      if (seed != null) {
+        peers.add(seed);
+      }
+      return new Plan.Fetch(List.copyOf(peers));
+    }
+    if (seed != null && seedPullInFlight.getAsBoolean()) {
+      return new Plan.Wait("object " + objectId + " is on its way from the seed " + seedNodeId
+          + " to another follower; taking it from that follower instead of a second copy from the seed");
+    }
+    return new Plan.Fetch(seed == null ? List.of() : List.of(seed));
+  }
+}

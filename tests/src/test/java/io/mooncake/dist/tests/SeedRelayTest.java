@@ -1,0 +1,101 @@
+package io.mooncake.dist.tests;
+
+import static io.mooncake.dist.db.jooq.Tables.TASKS;
+import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPT_LOG;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.ReplicaCatalog;
+import io.mooncake.dist.scheduler.store.TaskQueue;
+import io.mooncake.dist.tests.support.PostgresDatabase;
+import java.time.Duration;
+import java.util.List;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The database side of the seed's relay rule (the worker's CopySources): whether another follower
+ * is pulling an object from the seed right now, and a copy that waits for it going back to the
+ * queue without using up an attempt.
+ */
+class SeedRelayTest {
+  private static final String SEED = "10.0.2.1:1";
+  private static final String PULLER = "10.0.2.2:1";
+  private static final String WAITER = "10.0.2.3:1";
+
+  @RegisterExtension
+  static final PostgresDatabase pg = new PostgresDatabase();
+
+  private static DSLContext dsl() {
+    return pg.database().dsl();
+  }
+
+  private static void jobWithCopies(String job, String... followers) {
+    dsl().execute("""
+        INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id,
+                          total_size_bytes, integrity, status)
+        VALUES (?, 'x', '{}', 'm', 'r', 'bin', 'local', ?, 8, 'object_digests', 'replicating')""", job, SEED);
+    for (String f : followers) {
+      dsl().execute("""
+          INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total)
+          VALUES (?, ?, 'REPLICA_COPY', ?, '{"model":null,"files":[]}', 8)""", job, f, job + "/o1");
+    }
+  }
+
+  private static ClaimedTask claim(String node) {
+    List<ClaimedTask> claimed = new TaskQueue(dsl()).claim(node, node + "/w", 1, Duration.ofSeconds(30));
+    assertEquals(1, claimed.size(), "nothing claimable for " + node);
+    return claimed.get(0);
+  }
+
+  @Test
+  void aPullFromTheSeedCountsWhileItIsRunningAndFreshAndNotForThePullerItself() {
+    jobWithCopies("relay-1", PULLER, WAITER);
+    ReplicaCatalog replicas = new ReplicaCatalog(dsl());
+    assertEquals(SEED, replicas.seedOf("relay-1"));
+    String object = "relay-1/o1";
+    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)), "nothing claimed yet");
+
+    ClaimedTask pull = claim(PULLER);
+    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)), "claimed, but no source chosen yet");
+    assertTrue(new TaskQueue(dsl()).progress(pull.taskId(), PULLER + "/w", 0, SEED));
+    assertTrue(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
+    assertFalse(replicas.pullInFlight(object, SEED, PULLER, Duration.ofSeconds(5)), "a node does not wait for itself");
+    assertFalse(replicas.pullInFlight(object, "10.0.2.9:1", WAITER, Duration.ofSeconds(5)), "another source");
+
+    // A pull whose row has not moved for longer than the freshness window holds nobody back.
+    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", pull.taskId());
+    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
+    // Nor does one that finished.
+    dsl().execute("UPDATE tasks SET updated_at = now(), state = 'succeeded' WHERE task_id = ?", pull.taskId());
+    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
+  }
+
+  @Test
+  void aDeferredCopyIsPendingAgainLaterWithoutUsingAnAttemptAndOnlyItsLeaseHolderCanDeferIt() {
+    jobWithCopies("relay-2", WAITER);
+    TaskQueue queue = new TaskQueue(dsl());
+    ClaimedTask first = claim(WAITER);
+    assertEquals(1, first.attempt());
+    assertTrue(queue.progress(first.taskId(), WAITER + "/w", 0, SEED));
+
+    assertFalse(queue.defer(first.taskId(), "someone-else", Duration.ofMillis(100)), "a lost lease cannot defer");
+    assertTrue(queue.defer(first.taskId(), WAITER + "/w", Duration.ofMillis(300)));
+    var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(first.taskId())).fetchOne();
+    assertEquals("pending", row.getState());
+    assertEquals(0, row.getAttempts(), "a wait is not an attempt");
+    assertEquals(null, row.getLeaseOwner());
+    assertEquals(null, row.getSourceNodeId(), "no longer counted as load on the seed");
+    assertTrue(queue.claim(WAITER, WAITER + "/w", 1, Duration.ofSeconds(30)).isEmpty(), "claimable only once due");
+    assertFalse(queue.defer(first.taskId(), WAITER + "/w", Duration.ofMillis(100)), "not held any more");
+
+    dsl().execute("UPDATE tasks SET run_after = now() WHERE task_id = ?", first.taskId());
+    ClaimedTask again = claim(WAITER);
+    assertEquals(first.taskId(), again.taskId());
+    assertEquals(1, again.attempt(), "the first real attempt is still attempt 1");
+    assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(first.taskId())), "no attempt recorded");
+  }
+}
