@@ -41,9 +41,8 @@ final class CopySources {
    * @param holders live holders with the right digest, best first (this node excluded)
    * @param seedNodeId the job's seed
    * @param seedPullInFlight whether another follower is pulling this object from the seed right now
-   *     (asked only when the seed is the only holder)
    */
-  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, java.util.function.BooleanSupplier seedPullInFlight) {
+  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, boolean seedPullInFlight) {
     List<Replica> peers = new ArrayList<>(holders.size());
     Replica seed = null;
     for (Replica h : holders) {
@@ -59,7 +58,7 @@ final class CopySources {
       }
       return new Plan.Fetch(List.copyOf(peers));
     }
-    if (seed != null && seedPullInFlight.getAsBoolean()) {
+    if (seed != null && seedPullInFlight) {
       return new Plan.Wait("object " + objectId + " is on its way from the seed " + seedNodeId
           + " to another follower; taking it from that follower instead of a second copy from the seed");
     }

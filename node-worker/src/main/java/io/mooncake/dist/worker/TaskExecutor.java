@@ -139,10 +139,10 @@ final class TaskExecutor {
     if (alreadyHeld(object, finalPath)) {
       return new Outcome(object.length(), null, List.of(mine));
     }
-    List<Replica> live = replicas.liveHolders(object.objectId(), object.digest(), nodeId, NodeRegistry.LIVENESS);
-    String seed = replicas.seedOf(jobId);
-    List<Replica> holders = switch (CopySources.plan(object.objectId(), live, seed,
-        () -> replicas.pullInFlight(object.objectId(), seed, nodeId, RELAY_FRESH))) {
+    ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
+        NodeRegistry.LIVENESS, RELAY_FRESH);
+    List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
+        found.seedPullInFlight())) {
       case CopySources.Plan.Fetch f -> f.order();
       case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
     };

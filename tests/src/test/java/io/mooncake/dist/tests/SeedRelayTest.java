@@ -45,6 +45,15 @@ class SeedRelayTest {
     }
   }
 
+  private static ReplicaCatalog.CopySources sources(ReplicaCatalog replicas, String object, String reader) {
+    String job = object.substring(0, object.indexOf('/'));
+    return replicas.sources(job, object, "sha256:aa", reader, Duration.ofSeconds(10), Duration.ofSeconds(5));
+  }
+
+  private static boolean busy(ReplicaCatalog replicas, String object, String reader) {
+    return sources(replicas, object, reader).seedPullInFlight();
+  }
+
   private static ClaimedTask claim(String node) {
     List<ClaimedTask> claimed = new TaskQueue(dsl()).claim(node, node + "/w", 1, Duration.ofSeconds(30));
     assertEquals(1, claimed.size(), "nothing claimable for " + node);
@@ -55,23 +64,26 @@ class SeedRelayTest {
   void aPullFromTheSeedCountsWhileItIsRunningAndFreshAndNotForThePullerItself() {
     jobWithCopies("relay-1", PULLER, WAITER);
     ReplicaCatalog replicas = new ReplicaCatalog(dsl());
-    assertEquals(SEED, replicas.seedOf("relay-1"));
     String object = "relay-1/o1";
-    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)), "nothing claimed yet");
+    assertEquals(SEED, sources(replicas, object, WAITER).seedNodeId());
+    assertFalse(busy(replicas, object, WAITER), "nothing claimed yet");
 
     ClaimedTask pull = claim(PULLER);
-    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)), "claimed, but no source chosen yet");
+    assertFalse(busy(replicas, object, WAITER), "claimed, but no source chosen yet");
     assertTrue(new TaskQueue(dsl()).progress(pull.taskId(), PULLER + "/w", 0, SEED));
-    assertTrue(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
-    assertFalse(replicas.pullInFlight(object, SEED, PULLER, Duration.ofSeconds(5)), "a node does not wait for itself");
-    assertFalse(replicas.pullInFlight(object, "10.0.2.9:1", WAITER, Duration.ofSeconds(5)), "another source");
+    assertTrue(busy(replicas, object, WAITER));
+    assertFalse(busy(replicas, object, PULLER), "a node does not wait for itself");
+    dsl().execute("UPDATE tasks SET source_node_id = '10.0.2.9:1' WHERE task_id = ?", pull.taskId());
+    assertFalse(busy(replicas, object, WAITER), "a pull from another holder leaves the seed free");
+    dsl().execute("UPDATE tasks SET source_node_id = ? WHERE task_id = ?", SEED, pull.taskId());
+    assertTrue(busy(replicas, object, WAITER));
 
     // A pull whose row has not moved for longer than the freshness window holds nobody back.
     dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", pull.taskId());
-    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
+    assertFalse(busy(replicas, object, WAITER));
     // Nor does one that finished.
     dsl().execute("UPDATE tasks SET updated_at = now(), state = 'succeeded' WHERE task_id = ?", pull.taskId());
-    assertFalse(replicas.pullInFlight(object, SEED, WAITER, Duration.ofSeconds(5)));
+    assertFalse(busy(replicas, object, WAITER));
   }
 
   @Test

@@ -117,55 +117,91 @@ public final class ReplicaCatalog {
    * currently reading from them, so no single uplink carries more than its share), ties at random.
    */
   public List<Replica> liveHolders(String objectId, String digest, String excludeNode, Duration liveness) {
-    var inFlight = DSL.selectCount()
-        .from(TASKS)
-        .where(TASKS.STATE.eq("processing"))
-        .and(TASKS.SOURCE_NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
-        .asField("in_flight");
-    return dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.NODE_ID, OBJECT_REPLICAS.SIZE_BYTES,
-            OBJECT_REPLICAS.DIGEST, OBJECT_REPLICAS.FILE_PATH, OBJECT_REPLICAS.FILE_OFFSET, inFlight)
-        .from(OBJECT_REPLICAS)
-        .join(NODES).on(NODES.NODE_ID.eq(OBJECT_REPLICAS.NODE_ID))
-        .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
-        .and(OBJECT_REPLICAS.DIGEST.eq(digest))
-        .and(OBJECT_REPLICAS.NODE_ID.ne(excludeNode))
-        .and(NODES.HEARTBEAT_AT.gt(DSL.field("now() - make_interval(secs => {0})", NODES.HEARTBEAT_AT.getDataType(),
-            DSL.val(liveness.toMillis() / 1000.0))))
-        .orderBy(AVOIDED, DSL.field("in_flight"), DSL.rand())
-        .fetch(r -> new Replica(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6()));
-  }
-
-  /** The seed of a job, or null when the job is unknown. */
-  public String seedOf(String jobId) {
-    return dsl.select(JOBS.SEED_NODE_ID).from(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOne(JOBS.SEED_NODE_ID);
+    return sources(null, objectId, digest, excludeNode, liveness, Duration.ZERO).holders();
   }
 
   /**
-   * Whether a node other than {@code excludeNode} is pulling {@code objectId} from {@code source}
-   * right now: its copy is running with that source and its row was written (claim, source choice
-   * or progress, every quarter second while bytes arrive) within {@code fresh}, so a stalled pull
-   * does not count. Reads only rows in flight (the partial index on processing rows).
+   * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it
+   * runs for every copy): the {@link #liveHolders live holders} in their order, the job's seed,
+   * and whether a node other than {@code excludeNode} is pulling this object from that seed right
+   * now (a running copy with the seed as its source whose row was written, by the claim, the
+   * source choice or progress, within {@code fresh}: a stalled pull does not count). Constant SQL
+   * on plain JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than
+   * running it, and kept the JIT busy compiling the renderer on every node.
    */
-  public boolean pullInFlight(String objectId, String source, String excludeNode, Duration fresh) {
-    return dsl.fetchExists(DSL.selectOne()
-        .from(TASKS)
-        .where(TASKS.STATE.eq("processing"))
-        .and(TASKS.TASK_TYPE.eq("REPLICA_COPY"))
-        .and(TASKS.OBJECT_ID.eq(objectId))
-        .and(TASKS.SOURCE_NODE_ID.eq(source))
-        .and(TASKS.NODE_ID.ne(excludeNode))
-        .and(TASKS.UPDATED_AT.gt(DSL.field("now() - make_interval(secs => {0})", TASKS.UPDATED_AT.getDataType(),
-            DSL.val(fresh.toMillis() / 1000.0)))));
+  public CopySources sources(String jobId, String objectId, String digest, String excludeNode, Duration liveness,
+      Duration fresh) {
+    return dsl.connectionResult(c -> {
+      try (PreparedStatement ps = c.prepareStatement(SOURCES)) {
+        ps.setString(1, jobId);
+        ps.setString(2, objectId);
+        ps.setString(3, excludeNode);
+        ps.setDouble(4, fresh.toMillis() / 1000.0);
+        ps.setString(5, objectId);
+        ps.setString(6, digest);
+        ps.setString(7, excludeNode);
+        ps.setDouble(8, liveness.toMillis() / 1000.0);
+        List<Replica> holders = new ArrayList<>();
+        String seed = null;
+        boolean seedBusy = false;
+        try (var rs = ps.executeQuery()) {
+          while (rs.next()) {
+            seed = rs.getString(1);
+            seedBusy = rs.getBoolean(2);
+            if (rs.getString(4) != null) {
+              holders.add(new Replica(rs.getString(3), rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7),
+                  rs.getLong(8)));
+            }
+          }
+        }
+        return new CopySources(List.copyOf(holders), seed, seedBusy);
+      }
+    });
   }
+
+  /** The answer of {@link #sources}: holders best first, the job's seed, whether its pull is taken. */
+  public record CopySources(List<Replica> holders, String seedNodeId, boolean seedPullInFlight) {}
+
+  /**
+   * Always one row per holder, or one row of nulls (but the seed's answers) when there is none:
+   * the LEFT JOIN LATERAL keeps the job's row.
+   */
+  private static final String SOURCES = """
+      WITH job AS (
+        SELECT (SELECT seed_node_id FROM jobs WHERE job_id = ?) AS seed),
+      busy AS (
+        SELECT EXISTS (
+                 SELECT 1
+                   FROM tasks t, job
+                  WHERE t.state = 'processing' AND t.task_type = 'REPLICA_COPY' AND t.object_id = ?
+                    AND t.source_node_id = job.seed AND t.node_id <> ?
+                    AND t.updated_at > now() - make_interval(secs => ?)) AS seed_busy)
+      SELECT job.seed, busy.seed_busy, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path, h.file_offset
+        FROM job
+       CROSS JOIN busy
+        LEFT JOIN LATERAL (
+          SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset,
+                 %s AS avoided,
+                 (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = r.node_id) AS in_flight
+            FROM object_replicas r
+            JOIN nodes ON nodes.node_id = r.node_id
+           WHERE r.object_id = ? AND r.digest = ? AND r.node_id <> ?
+             AND nodes.heartbeat_at > now() - make_interval(secs => ?)) h ON true
+       ORDER BY h.avoided, h.in_flight, random()
+      """.formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()));
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
    * in a row, the last within {@link #AVOID_FOR}. One expression for {@link #liveHolders}' order and
    * for what {@code GET /api/v1/nodes} reports, so the two cannot disagree.
    */
-  static final org.jooq.Field<Boolean> AVOIDED = DSL.field(
-      "coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)", Boolean.class,
-      NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT, DSL.inline(AVOID_FOR.toSeconds()));
+  static final org.jooq.Field<Boolean> AVOIDED = avoidedField();
+
+  private static org.jooq.Field<Boolean> avoidedField() {
+    return DSL.field("coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)", Boolean.class,
+        NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT,
+        DSL.inline(AVOID_FOR.toSeconds()));
+  }
 
   /** A copy from {@code holder} failed: one more strike, and the error an operator will see. */
   public void holderFailed(String holder, String error) {
@@ -177,13 +213,17 @@ public final class ReplicaCatalog {
         .execute();
   }
 
-  /** A copy from {@code holder} succeeded: its strikes are cleared (no write when it had none). */
+  /**
+   * A copy from {@code holder} succeeded: its strikes are cleared (no write when it had none).
+   * Constant SQL on plain JDBC: it runs after every copy.
+   */
   public void holderServed(String holder) {
-    dsl.update(NODES)
-        .set(NODES.SERVE_FAILURES, 0)
-        .where(NODES.NODE_ID.eq(holder))
-        .and(NODES.SERVE_FAILURES.gt(0))
-        .execute();
+    dsl.connection(c -> {
+      try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET serve_failures = 0 WHERE node_id = ? AND serve_failures > 0")) {
+        ps.setString(1, holder);
+        ps.executeUpdate();
+      }
+    });
   }
 
   /**
