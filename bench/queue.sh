@@ -5,7 +5,7 @@
 #
 #   1. Claim + complete throughput, ROUNDS rounds, median per system (tasks/s):
 #      ours      THREADS workers of one node: TaskQueue.claim(BATCH) + TaskQueue.succeedAll (lease-
-#                guarded, attempts recorded), the real tasks table with its triggers and indexes;
+#                guarded; the task row records the succeeding attempt, V007), the real tasks table with its triggers and indexes;
 #      pgbench   THREADS clients, -M prepared: the same claim statement, then one UPDATE completing
 #                what the client holds (two commits per batch, no attempt rows);
 #      db-sched  db-scheduler 16.7.1 (Maven Central) in the same JVM as ours, no-op one-time tasks,

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Claim + complete throughput: our queue (TaskQueue.claim in batches, TaskQueue.succeedAll with
- * lease-guarded rows and attempt records, the real table with its triggers) and db-scheduler's
+ * lease-guarded rows (each row is its succeeding attempt's record, V007), the real table with its triggers) and db-scheduler's
  * lock-and-fetch with no-op one-time tasks, each draining a queue filled beforehand.
  */
 final class Throughput {
