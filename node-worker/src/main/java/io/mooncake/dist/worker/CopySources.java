@@ -18,6 +18,11 @@ import java.util.List;
  *       it, the copy waits for that follower instead of pulling a second copy: it is deferred
  *       (not failed, not an attempt) and claimed again moments later, when the object usually has
  *       a follower holder.
+ *   <li>So does a copy whose only source is the seed while this node is already pulling another
+ *       object from it, when the job has other followers to relay: one pull from the seed per
+ *       follower at a time, so the seed's uplink is
+ *       not split F x concurrency ways (every first copy slow, every relay late) and the node's
+ *       other slots take objects other followers relay.
  *   <li>Otherwise the seed sends it, and this follower becomes the object's first relay.
  * </ul>
  *
@@ -41,8 +46,11 @@ final class CopySources {
    * @param holders live holders with the right digest, best first (this node excluded)
    * @param seedNodeId the job's seed
    * @param seedPullInFlight whether another follower is pulling this object from the seed right now
+   * @param ownSeedPullRunning whether this node is pulling another object from the seed right now
+   *     (the caller passes false for a job with a single follower: nobody can relay for it)
    */
-  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, boolean seedPullInFlight) {
+  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, boolean seedPullInFlight,
+      boolean ownSeedPullRunning) {
     List<Replica> peers = new ArrayList<>(holders.size());
     Replica seed = null;
     for (Replica h : holders) {
@@ -61,6 +69,10 @@ final class CopySources {
     if (seed != null && seedPullInFlight) {
       return new Plan.Wait("object " + objectId + " is on its way from the seed " + seedNodeId
           + " to another follower; taking it from that follower instead of a second copy from the seed");
+    }
+    if (seed != null && ownSeedPullRunning) {
+      return new Plan.Wait("this node already takes an object from the seed " + seedNodeId
+          + "; one at a time, so the seed's uplink serves every follower's first copy quickly");
     }
     return new Plan.Fetch(seed == null ? List.of() : List.of(seed));
   }

@@ -69,6 +69,8 @@ public final class NodeWorker implements AutoCloseable {
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
+  private final AtomicInteger seedPulls = new AtomicInteger();
   /** System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none. */
   private final java.util.concurrent.atomic.AtomicLong nextDeferredDue = new java.util.concurrent.atomic.AtomicLong();
   /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
@@ -322,7 +324,7 @@ public final class NodeWorker implements AutoCloseable {
     executing.add(task.taskId());
     try {
       Progress progress = new Progress(queue, task.taskId(), leaseOwner, 250);
-      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner);
+      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();

@@ -38,9 +38,12 @@ final class TaskExecutor {
   private final ReplicaCatalog replicas;
   private final TaskQueue leases;
   private final String leaseOwner;
+  /** This node's copies currently pulling from their job's seed (see CopySources: one at a time). */
+  private final java.util.concurrent.atomic.AtomicInteger seedPulls;
 
   TaskExecutor(String nodeId, ModelStore store, ChunkClient client, ReplicaCatalog replicas, TaskQueue leases,
-      String leaseOwner) {
+      String leaseOwner, java.util.concurrent.atomic.AtomicInteger seedPulls) {
+    this.seedPulls = seedPulls;
     this.nodeId = nodeId;
     this.store = store;
     this.client = client;
@@ -141,11 +144,30 @@ final class TaskExecutor {
     }
     ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
         NodeRegistry.LIVENESS, RELAY_FRESH);
+    boolean relaying = found.followers() > 1;
     List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
-        found.seedPullInFlight())) {
+        found.seedPullInFlight(), relaying && seedPulls.get() > 0)) {
       case CopySources.Plan.Fetch f -> f.order();
       case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
     };
+    // Only the seed holds it: take this node's one seed slot, or wait if another copy took it first.
+    // With a single follower nobody can relay, and several objects in flight from the seed are
+    // what keeps that one link full.
+    boolean seedSlot = relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
+    if (seedSlot && !seedPulls.compareAndSet(0, 1)) {
+      throw new TaskDeferred("this node already takes an object from the seed " + found.seedNodeId());
+    }
+    try {
+      return copyFrom(payload, file, object, finalPath, mine, holders, progress);
+    } finally {
+      if (seedSlot) {
+        seedPulls.decrementAndGet();
+      }
+    }
+  }
+
+  private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, Path finalPath, Replica mine,
+      List<Replica> holders, Progress progress) throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }

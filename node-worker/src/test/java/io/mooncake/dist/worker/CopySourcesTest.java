@@ -21,35 +21,43 @@ class CopySourcesTest {
 
   @Test
   void followersThatHoldTheObjectComeFirstInTheCatalogsOrderAndTheSeedLast() {
-    var plan = CopySources.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true);
+    var plan = CopySources.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true, true);
     assertEquals(List.of("f2", "f1", SEED), order(plan));
   }
 
   @Test
   void aFollowerHolderIsUsedWhetherOrNotTheSeedIsBusy() {
-    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, true)));
-    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, false)));
+    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, true, false)));
+    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, false, false)));
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndAnotherFollowerIsPullingItTheCopyWaits() {
-    var plan = CopySources.plan("m/o1", List.of(on(SEED)), SEED, true);
+    var plan = CopySources.plan("m/o1", List.of(on(SEED)), SEED, true, false);
     var wait = assertInstanceOf(CopySources.Plan.Wait.class, plan);
     assertTrue(wait.reason().contains("m/o1") && wait.reason().contains(SEED), wait.reason());
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndNobodyIsPullingItTheSeedSendsIt() {
-    assertEquals(List.of(SEED), order(CopySources.plan("m/o1", List.of(on(SEED)), SEED, false)));
+    assertEquals(List.of(SEED), order(CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
+  }
+
+  @Test
+  void whenOnlyTheSeedHoldsItAndThisNodeIsAlreadyPullingFromTheSeedTheCopyWaits() {
+    var wait = assertInstanceOf(CopySources.Plan.Wait.class, CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, true));
+    assertTrue(wait.reason().contains("one at a time"), wait.reason());
+    assertEquals(List.of("f1", SEED), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
+        "a follower holder is taken whatever this node pulls from the seed");
   }
 
   @Test
   void noHolderAtAllIsAnEmptyOrderForTheCallerToReport() {
-    assertEquals(List.of(), order(CopySources.plan("m/o1", List.of(), SEED, true)));
+    assertEquals(List.of(), order(CopySources.plan("m/o1", List.of(), SEED, true, false)));
   }
 
   @Test
   void withAnUnknownSeedEveryHolderIsAPeer() {
-    assertEquals(List.of(SEED, "f1"), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true)));
+    assertEquals(List.of(SEED, "f1"), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
   }
 }

@@ -110,7 +110,8 @@ public final class ModelStore {
   /**
    * As {@link #download(TaskPayload, LongConsumer)}, handing each object to {@code sink} as soon
    * as its bytes are written, fsynced and hashed, while later objects are still being read: peers
-   * can start copying it from the partial file (pipelining). A failure after some objects were
+   * can start copying it from the partial file (pipelining). The fsyncs and the hand-outs run on a
+   * {@link BackgroundPublisher} thread, so reading and writing never wait for them. A failure after some objects were
    * handed out still fails the whole download; the caller withdraws what it published.
    */
   public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress, ObjectSink sink)
@@ -171,8 +172,10 @@ public final class ModelStore {
       FileOps.sizeTo(out, file.sizeBytes());
       String expected = Checksums.sha256HexOrNull(file.sha256());
       RangeHasher hasher = new RangeHasher(objects, expected != null);
-      ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress,
-          ObjectSink.publishing(file, objects, hasher, out, partial, sink));
+      try (BackgroundPublisher publisher = new BackgroundPublisher(file, objects, hasher, out, partial, sink)) {
+        ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress, publisher);
+        publisher.finish();
+      }
       String actual = expected == null ? null : hasher.fileSha256Hex();
       if (expected != null && !expected.equals(actual)) {
         throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected

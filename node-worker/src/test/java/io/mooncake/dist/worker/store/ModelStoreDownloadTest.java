@@ -66,6 +66,42 @@ class ModelStoreDownloadTest {
   }
 
   @Test
+  void eachObjectIsHandedOutOnceInByteOrderWithItsDigestBeforeTheDownloadReturns() throws Exception {
+    byte[] content = randomBytes(3, SIZE);
+    Path src = source("pub.bin", content);
+    FilePlan file = plan(0, "pub.bin", content, CHUNK, null, src.toString());
+    List<String> handed = java.util.Collections.synchronizedList(new ArrayList<>());
+    LinkedHashMap<String, String> digests = store().download(payload(file), b -> {},
+        (f, object, digest) -> handed.add(object.objectId() + "=" + digest));
+    List<String> expected = new ArrayList<>();
+    expectedDigests(file, content).forEach((id, d) -> expected.add(id + "=" + d));
+    assertEquals(expected, handed, "every object, in byte order, with the digest the download returns");
+    assertEquals(expectedDigests(file, content), digests);
+  }
+
+  @Test
+  void aSinkThatRefusesAnObjectFailsTheDownloadAndNothingIsHandedOutAfterItReturns() throws Exception {
+    byte[] content = randomBytes(4, SIZE);
+    Path src = source("refused.bin", content);
+    FilePlan file = plan(0, "refused.bin", content, CHUNK, null, src.toString());
+    ModelStore store = store();
+    List<String> handed = java.util.Collections.synchronizedList(new ArrayList<>());
+    StoreException e = org.junit.jupiter.api.Assertions.assertThrows(StoreException.class,
+        () -> store.download(payload(file), b -> {}, (f, object, digest) -> {
+          if (object.chunkIndex() == 1) {
+            throw new StoreException("lease on the download was lost; stopping", false);
+          }
+          handed.add(object.objectId());
+        }));
+    assertEquals("lease on the download was lost; stopping", e.getMessage());
+    int after = handed.size();
+    assertEquals(List.of(file.objects().get(0).objectId()), List.copyOf(handed), "objects before the refused one only");
+    Thread.sleep(200); // a publisher still running would hand out more now
+    assertEquals(after, handed.size(), "nothing handed out after the download failed");
+    assertFalse(Files.exists(store.partialPath(TestModels.MODEL, file)), "the partial file is removed");
+  }
+
+  @Test
   void downloadFromAnAbsolutePathWorksAndTheLastObjectIsShorter() throws Exception {
     byte[] content = randomBytes(2, 1_000_000);
     Path src = source("w.bin", content);

@@ -123,7 +123,7 @@ public final class ReplicaCatalog {
   /**
    * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it
    * runs for every copy): the {@link #liveHolders live holders} in their order, the job's seed,
-   * and whether a node other than {@code excludeNode} is pulling this object from that seed right
+   * its number of followers, and whether a node other than {@code excludeNode} is pulling this object from that seed right
    * now (a running copy with the seed as its source whose row was written, by the claim, the
    * source choice or progress, within {@code fresh}: a stalled pull does not count). Constant SQL
    * on plain JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than
@@ -144,23 +144,28 @@ public final class ReplicaCatalog {
         List<Replica> holders = new ArrayList<>();
         String seed = null;
         boolean seedBusy = false;
+        int followers = 0;
         try (var rs = ps.executeQuery()) {
           while (rs.next()) {
             seed = rs.getString(1);
             seedBusy = rs.getBoolean(2);
-            if (rs.getString(4) != null) {
-              holders.add(new Replica(rs.getString(3), rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7),
-                  rs.getLong(8)));
+            followers = rs.getInt(3);
+            if (rs.getString(5) != null) {
+              holders.add(new Replica(rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8),
+                  rs.getLong(9)));
             }
           }
         }
-        return new CopySources(List.copyOf(holders), seed, seedBusy);
+        return new CopySources(List.copyOf(holders), seed, seedBusy, Math.max(0, followers));
       }
     });
   }
 
-  /** The answer of {@link #sources}: holders best first, the job's seed, whether its pull is taken. */
-  public record CopySources(List<Replica> holders, String seedNodeId, boolean seedPullInFlight) {}
+  /**
+   * The answer of {@link #sources}: holders best first, the job's seed, whether its pull of this
+   * object is taken, and how many followers the job has (targets other than the seed).
+   */
+  public record CopySources(List<Replica> holders, String seedNodeId, boolean seedPullInFlight, int followers) {}
 
   /**
    * Always one row per holder, or one row of nulls (but the seed's answers) when there is none:
@@ -168,7 +173,9 @@ public final class ReplicaCatalog {
    */
   private static final String SOURCES = """
       WITH job AS (
-        SELECT (SELECT seed_node_id FROM jobs WHERE job_id = ?) AS seed),
+        SELECT j.seed_node_id AS seed, (SELECT count(*) FROM placements p WHERE p.job_id = q.job_id) - 1 AS followers
+          FROM (SELECT ?::varchar AS job_id) q
+          LEFT JOIN jobs j ON j.job_id = q.job_id),
       busy AS (
         SELECT EXISTS (
                  SELECT 1
@@ -176,7 +183,7 @@ public final class ReplicaCatalog {
                   WHERE t.state = 'processing' AND t.task_type = 'REPLICA_COPY' AND t.object_id = ?
                     AND t.source_node_id = job.seed AND t.node_id <> ?
                     AND t.updated_at > now() - make_interval(secs => ?)) AS seed_busy)
-      SELECT job.seed, busy.seed_busy, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path, h.file_offset
+      SELECT job.seed, busy.seed_busy, job.followers, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path, h.file_offset
         FROM job
        CROSS JOIN busy
         LEFT JOIN LATERAL (
