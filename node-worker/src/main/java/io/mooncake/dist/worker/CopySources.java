@@ -71,9 +71,14 @@ final class CopySources {
           + " to another follower; taking it from that follower instead of a second copy from the seed");
     }
     if (seed != null && ownSeedPullRunning) {
-      return new Plan.Wait("this node already takes an object from the seed " + seedNodeId
-          + "; one at a time, so the seed's uplink serves every follower's first copy quickly");
+      return seedSlotTaken(seedNodeId);
     }
     return new Plan.Fetch(seed == null ? List.of() : List.of(seed));
+  }
+
+  /** The wait for a copy whose only source is the seed while this node already pulls from it. */
+  static Plan.Wait seedSlotTaken(String seedNodeId) {
+    return new Plan.Wait("this node already takes an object from the seed " + seedNodeId
+        + "; one at a time, so the seed's uplink serves every follower's first copy quickly");
   }
 }

@@ -155,7 +155,7 @@ final class TaskExecutor {
     // what keeps that one link full.
     boolean seedSlot = relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
     if (seedSlot && !seedPulls.compareAndSet(0, 1)) {
-      throw new TaskDeferred("this node already takes an object from the seed " + found.seedNodeId());
+      throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
     }
     try {
       return copyFrom(payload, file, object, finalPath, mine, holders, progress);

@@ -63,7 +63,8 @@ class HolderStrikesTest {
   }
 
   private static List<String> holders(ReplicaCatalog replicas) {
-    return replicas.liveHolders("m/o1", "sha256:aa", READER, Duration.ofSeconds(10)).stream().map(Replica::nodeId).toList();
+    return replicas.sources(null, "m/o1", "sha256:aa", READER, Duration.ofSeconds(10), Duration.ZERO).holders().stream()
+        .map(Replica::nodeId).toList();
   }
 
   private static NodeInfo info(NodeRegistry nodes, String node) {

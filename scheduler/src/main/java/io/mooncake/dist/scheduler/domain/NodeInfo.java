@@ -8,7 +8,7 @@ public record NodeInfo(
     String startedAt, String heartbeatAt, boolean live,
     /** Consecutive copies that failed from this node as their source (0 after one it served well). */
     int serveFailures,
-    /** Whether source selection currently tries this node last (see {@code ReplicaCatalog.liveHolders}). */
+    /** Whether source selection currently tries this node last (see {@code ReplicaCatalog.sources}). */
     boolean avoided,
     /** The last error a copy from this node ended with, or null. */
     String serveLastError) {}

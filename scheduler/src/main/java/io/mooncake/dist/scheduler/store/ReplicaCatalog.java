@@ -112,17 +112,11 @@ public final class ReplicaCatalog {
   public static final Duration AVOID_FOR = Duration.ofMinutes(5);
 
   /**
-   * Live holders of an object with the expected digest, other than {@code excludeNode}: holders
-   * not currently avoided first (see {@link #avoided}), then least busy first (fewest copies
-   * currently reading from them, so no single uplink carries more than its share), ties at random.
-   */
-  public List<Replica> liveHolders(String objectId, String digest, String excludeNode, Duration liveness) {
-    return sources(null, objectId, digest, excludeNode, liveness, Duration.ZERO).holders();
-  }
-
-  /**
    * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it
-   * runs for every copy): the {@link #liveHolders live holders} in their order, the job's seed,
+   * runs for every copy): the live holders with the expected digest other than
+   * {@code excludeNode}, holders not currently avoided first (see {@link #AVOIDED}), then least busy
+   * first (fewest copies currently reading from them, so no single uplink carries more than its
+   * share), ties at random; the job's seed,
    * its number of followers, and whether a node other than {@code excludeNode} is pulling this object from that seed right
    * now (a running copy with the seed as its source whose row was written, by the claim, the
    * source choice or progress, within {@code fresh}: a stalled pull does not count). Constant SQL
@@ -199,7 +193,7 @@ public final class ReplicaCatalog {
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
-   * in a row, the last within {@link #AVOID_FOR}. One expression for {@link #liveHolders}' order and
+   * in a row, the last within {@link #AVOID_FOR}. One expression for {@link #sources}' order and
    * for what {@code GET /api/v1/nodes} reports, so the two cannot disagree.
    */
   static final org.jooq.Field<Boolean> AVOIDED = avoidedField();
