@@ -25,6 +25,8 @@ class SeedRelayTest {
   private static final String SEED = "10.0.2.1:1";
   private static final String PULLER = "10.0.2.2:1";
   private static final String WAITER = "10.0.2.3:1";
+  /** Each test its own reading node, so one test's claims never take another's copies. */
+  private static final String DEFERRER = "10.0.2.5:1";
 
   @RegisterExtension
   static final PostgresDatabase pg = new PostgresDatabase();
@@ -38,7 +40,12 @@ class SeedRelayTest {
         INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id,
                           total_size_bytes, integrity, status)
         VALUES (?, 'x', '{}', 'm', 'r', 'bin', 'local', ?, 8, 'object_digests', 'replicating')""", job, SEED);
+    dsl().execute("INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, 0, true, 'acquiring')",
+        job, SEED);
+    int ordinal = 1;
     for (String f : followers) {
+      dsl().execute("INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, ?, false, 'acquiring')",
+          job, f, ordinal++);
       dsl().execute("""
           INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total)
           VALUES (?, ?, 'REPLICA_COPY', ?, '{"model":null,"files":[]}', 8)""", job, f, job + "/o1");
@@ -87,25 +94,52 @@ class SeedRelayTest {
   }
 
   @Test
-  void aDeferredCopyIsPendingAgainLaterWithoutUsingAnAttemptAndOnlyItsLeaseHolderCanDeferIt() {
-    jobWithCopies("relay-2", WAITER);
+  void aCopyHandedBackAfterItsPlacementFailedIsCanceledNotLeftPending() {
+    String late = "10.0.2.4:1";
+    jobWithCopies("relay-3", late);
     TaskQueue queue = new TaskQueue(dsl());
-    ClaimedTask first = claim(WAITER);
+    ClaimedTask copy = claim(late);
+    assertEquals("relay-3", copy.jobId());
+    // Meanwhile the seed failed: the scheduler failed the job and the placements and canceled what
+    // was pending, but this copy was running.
+    dsl().execute("UPDATE jobs SET status = 'failed', finished_at = now() WHERE job_id = 'relay-3'");
+    dsl().execute("UPDATE placements SET state = 'failed' WHERE job_id = 'relay-3'");
+    assertTrue(queue.defer(copy.taskId(), late + "/w", Duration.ofMillis(100)));
+    var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(copy.taskId())).fetchOne();
+    assertEquals("canceled", row.getState(), "nobody would ever claim or cancel a pending task of a failed job");
+    assertTrue(row.getFinishedAt() != null);
+  }
+
+  @Test
+  void aRetryableFailureAfterItsPlacementFailedFailsForGoodInsteadOfWaitingForARetry() {
+    String late = "10.0.2.6:1";
+    jobWithCopies("relay-4", late);
+    ClaimedTask copy = claim(late);
+    assertEquals("relay-4", copy.jobId());
+    dsl().execute("UPDATE placements SET state = 'failed' WHERE job_id = 'relay-4' AND node_id = ?", late);
+    assertEquals("failed", new TaskQueue(dsl()).fail(copy.taskId(), late + "/w", "no live node holds object relay-4/o1", true));
+  }
+
+  @Test
+  void aDeferredCopyIsPendingAgainLaterWithoutUsingAnAttemptAndOnlyItsLeaseHolderCanDeferIt() {
+    jobWithCopies("relay-2", DEFERRER);
+    TaskQueue queue = new TaskQueue(dsl());
+    ClaimedTask first = claim(DEFERRER);
     assertEquals(1, first.attempt());
-    assertTrue(queue.progress(first.taskId(), WAITER + "/w", 0, SEED));
+    assertTrue(queue.progress(first.taskId(), DEFERRER + "/w", 0, SEED));
 
     assertFalse(queue.defer(first.taskId(), "someone-else", Duration.ofMillis(100)), "a lost lease cannot defer");
-    assertTrue(queue.defer(first.taskId(), WAITER + "/w", Duration.ofMillis(300)));
+    assertTrue(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(300)));
     var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(first.taskId())).fetchOne();
     assertEquals("pending", row.getState());
     assertEquals(0, row.getAttempts(), "a wait is not an attempt");
     assertEquals(null, row.getLeaseOwner());
     assertEquals(null, row.getSourceNodeId(), "no longer counted as load on the seed");
-    assertTrue(queue.claim(WAITER, WAITER + "/w", 1, Duration.ofSeconds(30)).isEmpty(), "claimable only once due");
-    assertFalse(queue.defer(first.taskId(), WAITER + "/w", Duration.ofMillis(100)), "not held any more");
+    assertTrue(queue.claim(DEFERRER, DEFERRER + "/w", 1, Duration.ofSeconds(30)).isEmpty(), "claimable only once due");
+    assertFalse(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(100)), "not held any more");
 
     dsl().execute("UPDATE tasks SET run_after = now() WHERE task_id = ?", first.taskId());
-    ClaimedTask again = claim(WAITER);
+    ClaimedTask again = claim(DEFERRER);
     assertEquals(first.taskId(), again.taskId());
     assertEquals(1, again.attempt(), "the first real attempt is still attempt 1");
     assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(first.taskId())), "no attempt recorded");

@@ -288,14 +288,18 @@ public final class TaskQueue {
 
   /**
    * Records a failed attempt. A retryable failure with attempts left goes back to pending after
-   * an exponential backoff; otherwise the task is failed for good with {@code error}.
+   * an exponential backoff, while its job is active and its placement acquiring
+   * ({@link #PLACEMENT_ACTIVE}); otherwise the task is failed for good with {@code error}.
    *
    * @return the state the task is now in, or {@code null} when the lease was gone
    */
   public String fail(long taskId, String leaseOwner, String error, boolean retryable) {
     return dsl.transactionResult(cfg -> {
       DSLContext tx = cfg.dsl();
-      Field<String> next = DSL.when(DSL.condition(retryable).and(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS)), DSL.val("pending"))
+      tx.connection(c -> lockJobOf(c, taskId));
+      // A retry only while the placement can still use it (PLACEMENT_ACTIVE); else failed for good.
+      Field<String> next = DSL.when(DSL.condition(retryable).and(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS))
+              .and(DSL.condition(PLACEMENT_ACTIVE)), DSL.val("pending"))
           .otherwise(DSL.val("failed"));
       var row = tx.update(TASKS)
           .set(TASKS.STATE, next)
@@ -323,24 +327,57 @@ public final class TaskQueue {
    * Puts a claimed task back without counting it as an attempt: pending again, due after
    * {@code delay}, its lease, source and progress cleared, no attempt recorded. For a copy that
    * chose to wait for a better source (see the worker's CopySources), which is not a failure.
+   * If its job is no longer active or its placement no longer acquiring (the seed failed while
+   * the copy was deciding), it is canceled instead ({@link #PLACEMENT_ACTIVE}, under
+   * {@link #lockJobOf}).
    *
    * @return false (and nothing changed) when the lease is gone
    */
   public boolean defer(long taskId, String leaseOwner, Duration delay) {
-    return dsl.update(TASKS)
-        .set(TASKS.STATE, "pending")
-        .set(TASKS.ATTEMPTS, TASKS.ATTEMPTS.minus(1))
-        .set(TASKS.RUN_AFTER, nowPlus(delay))
-        .set(TASKS.LEASE_OWNER, (String) null)
-        .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
-        .set(TASKS.SOURCE_NODE_ID, (String) null)
-        .set(TASKS.BYTES_DONE, 0L)
-        .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-        .where(TASKS.TASK_ID.eq(taskId))
-        .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-        .and(TASKS.STATE.eq("processing"))
-        .execute() == 1;
+    return dsl.transactionResult(cfg -> cfg.dsl().connectionResult(c -> {
+      lockJobOf(c, taskId);
+      try (PreparedStatement ps = c.prepareStatement(DEFER)) {
+        ps.setDouble(1, delay.toMillis() / 1000.0);
+        ps.setLong(2, taskId);
+        ps.setString(3, leaseOwner);
+        return ps.executeUpdate() == 1;
+      }
+    }));
   }
+
+  /**
+   * Whether the task's job is still active and its placement still acquiring: only then may a
+   * task go back to pending. The scheduler cancels only pending tasks, so a task handed back
+   * after the pass that failed its job or placement would stay pending for nobody.
+   */
+  private static final String PLACEMENT_ACTIVE = """
+      EXISTS (SELECT 1
+                FROM jobs j
+                JOIN placements p ON p.job_id = j.job_id
+               WHERE j.job_id = tasks.job_id AND p.node_id = tasks.node_id
+                 AND j.status IN ('planned', 'seeding', 'replicating') AND p.state IN ('planned', 'acquiring'))""";
+
+  /**
+   * Holds the task's job row {@code FOR SHARE} until the caller's transaction ends, so a
+   * scheduler pass either ran before the caller's next statement (which then sees its outcome)
+   * or runs after it (and finds what the caller left pending).
+   */
+  private static void lockJobOf(Connection c, long taskId) throws SQLException {
+    try (PreparedStatement lock = c.prepareStatement(
+        "SELECT 1 FROM jobs WHERE job_id = (SELECT job_id FROM tasks WHERE task_id = ?) FOR SHARE")) {
+      lock.setLong(1, taskId);
+      lock.executeQuery().close();
+    }
+  }
+
+  private static final String DEFER = """
+      UPDATE tasks
+         SET state = CASE WHEN %1$s THEN 'pending' ELSE 'canceled' END,
+             attempts = attempts - 1, run_after = now() + make_interval(secs => ?::float8),
+             lease_owner = NULL, lease_expires_at = NULL, source_node_id = NULL, bytes_done = 0, updated_at = now(),
+             finished_at = CASE WHEN %1$s THEN NULL ELSE now() END
+       WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
+      """.formatted(PLACEMENT_ACTIVE);
 
   /**
    * Lease rescue, in one statement: tasks whose owner stopped renewing go back to pending for the
