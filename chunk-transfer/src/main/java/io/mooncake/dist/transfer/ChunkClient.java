@@ -103,8 +103,8 @@ public final class ChunkClient implements AutoCloseable {
      * starting at {@code targetPosition}, with positional writes that leave the target's position
      * unchanged.
      *
-     * <p>The returned future completes with the number of bytes written and the lower-case hex SHA-256
-     * of exactly the bytes received, or exceptionally with a {@link ChunkTransferException}. Dependent
+     * <p>The returned future completes with the number of bytes written and the SHA-256 (see
+     * {@link FetchResult#sha256Hex}) of exactly the bytes received, or exceptionally with a {@link ChunkTransferException}. Dependent
      * stages attached without an executor run on the client's I/O thread and must not block. Cancelling
      * the future closes the connection. Bytes written before a failure stay in the target; a retry
      * simply overwrites them.
@@ -117,17 +117,21 @@ public final class ChunkClient implements AutoCloseable {
     public CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
                                                 FileChannel target, long targetPosition, LongConsumer progress) {
         validate(host, port, objectId, offset, length, target, targetPosition);
-        return fetch(host, port, objectId, offset, length, new ChunkSink(target, targetPosition), progress);
+        return fetch(host, port, objectId, offset, length,
+                new ChunkSink(target, targetPosition, ObjectDigest.Algorithm.SHA256), progress);
     }
 
     /**
      * As {@link #fetch(String, int, String, long, long, FileChannel, long, LongConsumer)}, handing
-     * the payload to {@code sink} (e.g. a {@link DirectFileSink}) instead of positional writes.
+     * the payload to {@code sink} (e.g. a {@link DirectFileSink}) instead of positional writes and
+     * digesting it with {@code algorithm} (the one the caller's expected digest names).
      */
     public CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
-                                                ByteSink sink, LongConsumer progress) {
+                                                ByteSink sink, ObjectDigest.Algorithm algorithm,
+                                                LongConsumer progress) {
         Objects.requireNonNull(sink, "sink");
-        return fetch(host, port, objectId, offset, length, new ChunkSink(sink), progress);
+        Objects.requireNonNull(algorithm, "algorithm");
+        return fetch(host, port, objectId, offset, length, new ChunkSink(sink, algorithm), progress);
     }
 
     private CompletableFuture<FetchResult> fetch(String host, int port, String objectId, long offset, long length,
@@ -176,10 +180,11 @@ public final class ChunkClient implements AutoCloseable {
         return await(fetch(host, port, objectId, offset, length, target, targetPosition, progress), objectId, host, port);
     }
 
-    /** Blocking convenience around {@link #fetch(String, int, String, long, long, ByteSink, LongConsumer)}. */
+    /** Blocking convenience around {@link #fetch(String, int, String, long, long, ByteSink, ObjectDigest.Algorithm, LongConsumer)}. */
     public FetchResult fetchBlocking(String host, int port, String objectId, long offset, long length,
-                                     ByteSink sink, LongConsumer progress) throws ChunkTransferException {
-        return await(fetch(host, port, objectId, offset, length, sink, progress), objectId, host, port);
+                                     ByteSink sink, ObjectDigest.Algorithm algorithm, LongConsumer progress)
+            throws ChunkTransferException {
+        return await(fetch(host, port, objectId, offset, length, sink, algorithm, progress), objectId, host, port);
     }
 
     private static FetchResult await(CompletableFuture<FetchResult> future, String objectId, String host, int port)

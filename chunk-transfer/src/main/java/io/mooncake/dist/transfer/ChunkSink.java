@@ -4,12 +4,10 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /**
- * Where received payload goes: positional writes into the caller's file plus a running SHA-256.
+ * Where received payload goes: positional writes into the caller's file plus a running
+ * {@link ObjectDigest} in the algorithm the caller will compare with.
  *
  * <p>Works on the NIO views of the received (direct, pooled) buffers, so payload bytes move from the
  * socket buffer to the page cache without ever becoming a heap {@code byte[]}.
@@ -17,20 +15,16 @@ import java.util.HexFormat;
 final class ChunkSink {
 
     private final ByteSink target;
-    private final MessageDigest digest;
+    private final ObjectDigest digest;
     private long written;
 
-    ChunkSink(FileChannel target, long startPosition) {
-        this(ByteSink.positional(target, startPosition));
+    ChunkSink(FileChannel target, long startPosition, ObjectDigest.Algorithm algorithm) {
+        this(ByteSink.positional(target, startPosition), algorithm);
     }
 
-    ChunkSink(ByteSink target) {
+    ChunkSink(ByteSink target, ObjectDigest.Algorithm algorithm) {
         this.target = target;
-        try {
-            this.digest = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform must provide SHA-256", e);
-        }
+        this.digest = ObjectDigest.start(algorithm);
     }
 
     /**
@@ -42,7 +36,7 @@ final class ChunkSink {
     long write(ByteBuf buf) throws IOException {
         for (ByteBuffer nio : buf.nioBuffers(buf.readerIndex(), buf.readableBytes())) {
             int n = nio.remaining();
-            digest.update(nio.duplicate());
+            digest.update(nio);
             target.write(nio);
             written += n;
         }
@@ -62,8 +56,8 @@ final class ChunkSink {
         return written;
     }
 
-    /** @return lower-case hex SHA-256 of everything written; call once, at the end */
-    String sha256Hex() {
-        return HexFormat.of().formatHex(digest.digest());
+    /** @return {@code "<algorithm>:<hex>"} of everything written; call once, at the end */
+    String digest() {
+        return digest.finish();
     }
 }

@@ -211,7 +211,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         }
         finished = true;
         channel.close();
-        result.complete(new FetchResult(sink.written(), sink.sha256Hex()));
+        result.complete(new FetchResult(sink.written(), sink.digest()));
     }
 
     private void fail(Kind kind, String detail, Throwable cause) {

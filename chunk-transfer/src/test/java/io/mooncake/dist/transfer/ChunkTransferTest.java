@@ -115,7 +115,7 @@ class ChunkTransferTest {
             result = client.fetchBlocking("127.0.0.1", server.port(), "empty", 0, 0, out, 0, null);
         }
 
-        assertEquals(new FetchResult(0, EMPTY_SHA256), result);
+        assertEquals(new FetchResult(0, "sha256:" + EMPTY_SHA256), result);
         assertEquals(0, Files.size(target));
     }
 

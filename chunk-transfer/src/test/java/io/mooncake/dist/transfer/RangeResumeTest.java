@@ -47,7 +47,7 @@ class RangeResumeTest {
                 socket.close();
             })) {
                 ChunkTransferException e = assertThrows(ChunkTransferException.class, () -> client.fetchBlocking(
-                    "127.0.0.1", dying.port(), "obj", 0, content.length, first,
+                    "127.0.0.1", dying.port(), "obj", 0, content.length, first, ObjectDigest.Algorithm.SHA256,
                     n -> { if (n >= sentBeforeDying) arrived.countDown(); }));
                 assertEquals(ChunkTransferException.Kind.SHORT_TRANSFER, e.kind(), e.toString());
                 assertNull(dying.awaitScriptEnd());
@@ -59,7 +59,7 @@ class RangeResumeTest {
             try (ChunkServer healthy = ChunkServer.start("127.0.0.1", 0,
                 id -> Optional.of(new FileRange(whole, 0, content.length)), TestData.SECURITY)) {
                 FetchResult rest = client.fetchBlocking("127.0.0.1", healthy.port(), "obj", stored,
-                    content.length - stored, ByteSink.positional(out, stored), null);
+                    content.length - stored, ByteSink.positional(out, stored), ObjectDigest.Algorithm.SHA256, null);
                 assertEquals(content.length - stored, rest.bytes());
                 assertEquals(TestData.sha256(content, (int) stored, (int) (content.length - stored)), rest.sha256Hex());
             }

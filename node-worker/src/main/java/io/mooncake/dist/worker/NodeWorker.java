@@ -11,6 +11,7 @@ import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkClient;
+import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.transfer.ChunkSecurity;
 import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
@@ -65,6 +66,7 @@ public final class NodeWorker implements AutoCloseable {
   private ModelStore store;
   private SourceCredentials credentials = SourceCredentials.NONE;
   private boolean fullReverify;
+  private ObjectDigest.Algorithm publishes = ObjectDigest.Algorithm.CRC32C_CRC32;
   private final ChunkClient client;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
@@ -141,8 +143,19 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * The digest this node publishes for the objects it downloads as a seed ({@code --object-digest};
+   * default {@code crc32c-crc32}). Followers verify with whatever the published digest names. Call
+   * before {@link #start()}.
+   */
+  public NodeWorker objectDigest(ObjectDigest.Algorithm algorithm) {
+    this.publishes = java.util.Objects.requireNonNull(algorithm, "algorithm");
+    this.store = newStore();
+    return this;
+  }
+
   private ModelStore newStore() {
-    return new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify);
+    return new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify, publishes);
   }
 
   /**

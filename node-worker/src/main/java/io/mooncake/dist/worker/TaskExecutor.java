@@ -15,6 +15,7 @@ import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.DirectFileSink;
 import io.mooncake.dist.transfer.ChunkTransferException;
 import io.mooncake.dist.transfer.FetchResult;
+import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.store.ModelStore;
 import io.mooncake.dist.worker.store.StoreException;
 import java.io.IOException;
@@ -137,9 +138,16 @@ final class TaskExecutor {
     if (object.digest() == null) {
       throw new TaskFailure("object " + object.objectId() + " has no published digest on the seed", false);
     }
+    ObjectDigest.Algorithm algorithm;
+    try {
+      algorithm = ObjectDigest.Algorithm.of(object.digest());
+    } catch (IllegalArgumentException e) {
+      throw new TaskFailure("object " + object.objectId() + ": the seed's published digest is unusable: "
+          + e.getMessage(), false);
+    }
     Path finalPath = store.finalPath(payload.model(), file);
     Replica mine = new Replica(object.objectId(), nodeId, object.length(), object.digest(), finalPath.toString(), object.offset());
-    if (alreadyHeld(object, finalPath)) {
+    if (alreadyHeld(object, finalPath, algorithm)) {
       return new Outcome(object.length(), null, List.of(mine));
     }
     ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
@@ -158,7 +166,7 @@ final class TaskExecutor {
       throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
     }
     try {
-      return copyFrom(payload, file, object, finalPath, mine, holders, progress);
+      return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, progress);
     } finally {
       if (seedSlot) {
         seedPulls.decrementAndGet();
@@ -166,8 +174,8 @@ final class TaskExecutor {
     }
   }
 
-  private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, Path finalPath, Replica mine,
-      List<Replica> holders, Progress progress) throws TaskFailure, StoreException {
+  private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, ObjectDigest.Algorithm algorithm,
+      Path finalPath, Replica mine, List<Replica> holders, Progress progress) throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }
@@ -186,11 +194,11 @@ final class TaskExecutor {
             ? new DirectFileSink(target.direct(), target.buffered(), at, target.blockSize())
             : ByteSink.positional(target.buffered(), at);
         FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), from,
-            object.length() - from, sink, bytes -> progress.accept(from + bytes));
+            object.length() - from, sink, algorithm, bytes -> progress.accept(from + bytes));
         // Direct writes are on the device already; this makes the tail and the metadata durable.
         target.buffered().force(false);
-        String digest = from == 0 ? "sha256:" + r.sha256Hex() : readBack(finalPath, object);
-        if (r.bytes() == object.length() - from && digest.equals(object.digest())) {
+        String digest = from == 0 ? r.digest() : readBack(finalPath, object, algorithm);
+        if (r.bytes() == object.length() - from && ObjectDigest.same(digest, object.digest())) {
           strikes(() -> replicas.holderServed(holder.nodeId()));
           if (from > 0) {
             log.info("object {}: resumed at byte {} from {} after an interrupted fetch; verified whole", object.objectId(),
@@ -231,10 +239,10 @@ final class TaskExecutor {
   }
 
   /** The digest of the object's bytes as they now stand in our file (after a resumed fetch). */
-  private String readBack(Path finalPath, ObjectPlan object) throws StoreException {
+  private String readBack(Path finalPath, ObjectPlan object, ObjectDigest.Algorithm algorithm) throws StoreException {
     Path file = store.existingFile(finalPath)
         .orElseThrow(() -> new StoreException("the file of object " + object.objectId() + " vanished: " + finalPath, true));
-    return store.digestRange(file, object.offset(), object.length());
+    return store.digestRange(file, object.offset(), object.length(), algorithm);
   }
 
   /** Holder bookkeeping is advisory: a database hiccup here must not fail the copy itself. */
@@ -247,14 +255,15 @@ final class TaskExecutor {
   }
 
   /** A node that already holds the object (e.g. staged by an earlier job) verifies it locally. */
-  private boolean alreadyHeld(ObjectPlan object, Path finalPath) {
+  private boolean alreadyHeld(ObjectPlan object, Path finalPath, ObjectDigest.Algorithm algorithm) {
     Optional<Replica> local = replicas.local(nodeId, object.objectId());
-    if (local.isEmpty() || !object.digest().equals(local.get().digest())) {
+    if (local.isEmpty() || !ObjectDigest.same(object.digest(), local.get().digest())) {
       return false;
     }
     Optional<Path> existing = store.existingFile(finalPath);
     try {
-      return existing.isPresent() && object.digest().equals(store.digestRange(existing.get(), object.offset(), object.length()));
+      return existing.isPresent() && ObjectDigest.same(object.digest(),
+          store.digestRange(existing.get(), object.offset(), object.length(), algorithm));
     } catch (StoreException e) {
       return false;
     }

@@ -6,6 +6,7 @@ import io.mooncake.dist.scheduler.domain.ModelPaths;
 import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -38,6 +39,8 @@ public final class ModelStore {
   private final SourceOpener sources;
   private final VerifiedStamps stamps;
   private final boolean fullReverify;
+  /** The digest this node publishes for the objects it downloads. */
+  private final ObjectDigest.Algorithm publishes;
   /** Bytes seed reuse has read and hashed (not the files it found unchanged since hashed). */
   private final java.util.concurrent.atomic.LongAdder verifyBytesHashed = new java.util.concurrent.atomic.LongAdder();
 
@@ -56,9 +59,15 @@ public final class ModelStore {
    * since this node hashed it (see {@link VerifiedStamps}).
    */
   public ModelStore(Path dataDir, SourceOpener sources, boolean fullReverify) {
+    this(dataDir, sources, fullReverify, ObjectDigest.Algorithm.CRC32C_CRC32);
+  }
+
+  /** As above; a download publishes its objects' digests in {@code publishes}. */
+  public ModelStore(Path dataDir, SourceOpener sources, boolean fullReverify, ObjectDigest.Algorithm publishes) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
     this.sources = sources;
     this.fullReverify = fullReverify;
+    this.publishes = java.util.Objects.requireNonNull(publishes, "publishes");
     this.stamps = new VerifiedStamps(this.dataDir);
     Path models = this.dataDir.resolve("models");
     try {
@@ -100,7 +109,8 @@ public final class ModelStore {
    * complete); the exception says whether retrying can help.
    *
    * @param progress receives cumulative bytes written across all files of the payload
-   * @return object id to {@code "sha256:<hex>"} for every object, in manifest order
+   * @return object id to its digest ({@code "<algorithm>:<hex>"}, the store's published algorithm)
+   *     for every object, in manifest order
    */
   public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress)
       throws StoreException {
@@ -165,13 +175,13 @@ public final class ModelStore {
     }
   }
 
-  private static Map<String, String> writePartial(InputStream in, String url, FilePlan file,
+  private Map<String, String> writePartial(InputStream in, String url, FilePlan file,
       List<ObjectPlan> objects, Path partial, LongConsumer fileProgress, ObjectSink sink) throws StoreException {
     try (FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE,
         StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
       FileOps.sizeTo(out, file.sizeBytes());
       String expected = Checksums.sha256HexOrNull(file.sha256());
-      RangeHasher hasher = new RangeHasher(objects, expected != null);
+      RangeHasher hasher = new RangeHasher(objects, expected != null, publishes);
       try (BackgroundPublisher publisher = new BackgroundPublisher(file, objects, hasher, out, partial, sink)) {
         ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress, publisher);
         publisher.finish();
@@ -211,16 +221,18 @@ public final class ModelStore {
     for (FilePlan file : payload.files()) {
       List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
       for (ObjectPlan o : objects) {
-        if (Checksums.sha256HexOrNull(o.digest()) == null) {
+        try {
+          ObjectDigest.Algorithm.of(o.digest());
+        } catch (IllegalArgumentException e) {
           throw new StoreException("object " + o.objectId() + " of " + file.path()
-              + " has no published sha256 digest to verify against (got " + o.digest() + ")", false);
+              + " has no published digest to verify against: " + e.getMessage(), false);
         }
       }
       Path target = resolve(payload.model(), file);
       if (!fullReverify && stamps.unchangedAndMatching(target, file)) {
         // The very file this node hashed, untouched since: its bytes are the ones that matched.
         for (ObjectPlan o : objects) {
-          sink.completed(file, o, Sha256.PREFIX + Checksums.sha256HexOrNull(o.digest()));
+          sink.completed(file, o, o.digest().toLowerCase(java.util.Locale.ROOT));
         }
         log.info("{} unchanged since this node hashed it; not re-hashed", target);
         total += file.sizeBytes();
@@ -231,9 +243,9 @@ public final class ModelStore {
       try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
         checkSize(ch, target, file);
         java.security.MessageDigest whole = file.sha256() != null ? Sha256.newDigest() : null;
-        java.security.MessageDigest part = Sha256.newDigest();
         java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(Sha256.BUFFER_BYTES);
         for (ObjectPlan o : objects) {
+          ObjectDigest part = ObjectDigest.toCompareWith(o.digest());
           long pos = o.offset();
           long end = o.offset() + o.length();
           while (pos < end) {
@@ -250,8 +262,8 @@ public final class ModelStore {
             pos += n;
             verifyBytesHashed.add(n);
           }
-          String got = Sha256.prefixed(part.digest());
-          if (!Sha256.matches(o.digest(), got.substring(Sha256.PREFIX.length()))) {
+          String got = part.finish();
+          if (!ObjectDigest.same(o.digest(), got)) {
             throw new StoreException("object " + o.objectId() + " of " + file.path() + " (bytes " + o.offset()
                 + ".." + end + ") does not match its published digest: expected " + o.digest() + ", found " + got,
                 false);
@@ -354,19 +366,20 @@ public final class ModelStore {
   }
 
   /**
-   * Hashes bytes {@code [offset, offset+length)} of an existing file.
+   * Digests bytes {@code [offset, offset+length)} of an existing file with {@code algorithm}.
    *
-   * @return {@code "sha256:<hex>"}
+   * @return {@code "<algorithm>:<hex>"}
    * @throws StoreException not retryable when the file is missing or shorter than the range
    */
-  public String digestRange(Path file, long offset, long length) throws StoreException {
+  public String digestRange(Path file, long offset, long length, ObjectDigest.Algorithm algorithm)
+      throws StoreException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (offset < 0 || length < 0 || offset > size - length) {
         throw new StoreException("byte range " + offset + ".." + (offset + length) + " lies outside " + file
             + " (" + size + " bytes)", false);
       }
-      return Sha256.prefixed(Sha256.hashRange(ch, offset, length));
+      return Sha256.digestRange(ch, offset, length, algorithm);
     } catch (NoSuchFileException e) {
       throw new StoreException("file not found: " + file, false, e);
     } catch (IOException e) {

@@ -4,6 +4,7 @@ import io.mooncake.dist.scheduler.domain.ObjectPlan;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.List;
@@ -11,7 +12,7 @@ import java.util.Map;
 
 /**
  * Hashes one file in a single sequential pass: the whole-file SHA-256 and, cut at object
- * boundaries, each object's SHA-256. Bytes are fed in whatever pieces the reader produces; a piece
+ * boundaries, each object's {@link ObjectDigest}. Bytes are fed in whatever pieces the reader produces; a piece
  * that straddles an object boundary is split here, so buffer size and chunk size are independent.
  * Not thread-safe: one pass, one thread.
  */
@@ -19,21 +20,23 @@ final class RangeHasher {
   private final List<ObjectPlan> objects;
   /** Null when nobody needs the whole-file digest: hashing every byte twice would halve throughput. */
   private final MessageDigest fileDigest;
-  private final MessageDigest objectDigest = Sha256.newDigest();
+  private final ObjectDigest objectDigest;
   private final Map<String, String> digests = new HashMap<>();
   private int current;
   private long remaining;
 
   /** @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder} */
   RangeHasher(List<ObjectPlan> objectsInByteOrder) {
-    this(objectsInByteOrder, true);
+    this(objectsInByteOrder, true, ObjectDigest.Algorithm.CRC32C_CRC32);
   }
 
   /**
    * @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder}
    * @param wholeFile also compute the whole-file SHA-256 ({@link #fileSha256Hex})
+   * @param objectAlgorithm what each object's digest is computed with
    */
-  RangeHasher(List<ObjectPlan> objectsInByteOrder, boolean wholeFile) {
+  RangeHasher(List<ObjectPlan> objectsInByteOrder, boolean wholeFile, ObjectDigest.Algorithm objectAlgorithm) {
+    this.objectDigest = ObjectDigest.start(objectAlgorithm);
     this.fileDigest = wholeFile ? Sha256.newDigest() : null;
     this.objects = objectsInByteOrder;
     this.remaining = objects.isEmpty() ? 0 : objects.get(0).length();
@@ -78,7 +81,7 @@ final class RangeHasher {
     }
   }
 
-  /** Object id to {@code "sha256:<hex>"}; call once every byte has been fed. */
+  /** Object id to {@code "<algorithm>:<hex>"}; call once every byte has been fed. */
   Map<String, String> objectDigests() {
     closeCompleted();
     if (current < objects.size()) {
@@ -109,7 +112,7 @@ final class RangeHasher {
   /** Finishes every object whose last byte has been fed, including zero-length ones. */
   private void closeCompleted() {
     while (current < objects.size() && remaining == 0) {
-      digests.put(objects.get(current).objectId(), Sha256.prefixed(objectDigest.digest()));
+      digests.put(objects.get(current).objectId(), objectDigest.finish());
       current++;
       if (current < objects.size()) {
         remaining = objects.get(current).length();

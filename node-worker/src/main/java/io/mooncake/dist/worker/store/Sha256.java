@@ -4,6 +4,7 @@ import io.mooncake.dist.scheduler.domain.Checksums;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -56,6 +57,23 @@ final class Sha256 {
    */
   static byte[] hashRange(FileChannel channel, long offset, long length) throws IOException {
     MessageDigest md = newDigest();
+    feedRange(channel, offset, length, md::update);
+    return md.digest();
+  }
+
+  /** As {@link #hashRange}, as an object digest in {@code algorithm}. */
+  static String digestRange(FileChannel channel, long offset, long length, ObjectDigest.Algorithm algorithm)
+      throws IOException {
+    ObjectDigest d = ObjectDigest.start(algorithm);
+    feedRange(channel, offset, length, d::update);
+    return d.finish();
+  }
+
+  private interface Bytes {
+    void update(byte[] bytes, int off, int len);
+  }
+
+  private static void feedRange(FileChannel channel, long offset, long length, Bytes into) throws IOException {
     ByteBuffer buf = ByteBuffer.allocate((int) Math.min(BUFFER_BYTES, Math.max(length, 1)));
     long pos = offset;
     long end = offset + length;
@@ -65,9 +83,8 @@ final class Sha256 {
       if (n < 0) {
         throw new IOException("file ended at byte " + pos + " before the range end " + end);
       }
-      md.update(buf.array(), 0, n);
+      into.update(buf.array(), 0, n);
       pos += n;
     }
-    return md.digest();
   }
 }

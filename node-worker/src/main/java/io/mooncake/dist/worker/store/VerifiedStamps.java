@@ -3,6 +3,7 @@ package io.mooncake.dist.worker.store;
 import io.mooncake.dist.scheduler.domain.Checksums;
 import io.mooncake.dist.scheduler.domain.FilePlan;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -103,9 +104,7 @@ final class VerifiedStamps {
       for (ObjectPlan o : file.objects()) {
         String want = o.offset() + " " + o.length() + " ";
         String got = stamped.get(o.objectId());
-        String expected = Checksums.sha256HexOrNull(o.digest());
-        if (expected == null || got == null || !got.startsWith(want)
-            || !expected.equals(Checksums.sha256HexOrNull(got.substring(want.length())))) {
+        if (got == null || !got.startsWith(want) || !ObjectDigest.same(o.digest(), got.substring(want.length()))) {
           return false;
         }
       }

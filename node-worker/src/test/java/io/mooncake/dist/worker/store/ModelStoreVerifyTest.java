@@ -1,5 +1,6 @@
 package io.mooncake.dist.worker.store;
 
+import static io.mooncake.dist.transfer.ObjectDigest.Algorithm.SHA256;
 import static io.mooncake.dist.worker.store.TestModels.payload;
 import static io.mooncake.dist.worker.store.TestModels.plan;
 import static io.mooncake.dist.worker.store.TestModels.randomBytes;
@@ -12,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mooncake.dist.scheduler.domain.FilePlan;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -49,6 +51,24 @@ class ModelStoreVerifyTest {
   @Test
   void intactFilesVerifyAndTheByteCountIsReturned() throws Exception {
     assertEquals(shard.length + config.length, store.verify(payload(shardPlan, configPlan)));
+  }
+
+  @Test
+  void aSeedPublishingSha256VerifiesWithSha256AndAnExpectationInTheOtherAlgorithmIsRehashed() throws Exception {
+    ModelStore sha = new ModelStore(tmp.resolve("sha-data"), new SourceOpener(), false, SHA256);
+    Path src = Files.write(tmp.resolve("shard-sha"), shard);
+    FilePlan d = plan(0, "model.safetensors", shard, 400_000, null, src.toString());
+    FilePlan published = withDigests(d, shard, true);
+    java.util.Map<String, String> digests = sha.download(payload(d), b -> {});
+    for (ObjectPlan o : published.objects()) {
+      assertEquals(o.digest(), digests.get(o.objectId()), "the download publishes SHA-256 digests");
+    }
+    assertEquals(shard.length, sha.verify(payload(published)));
+    assertEquals(0, sha.verifyBytesHashed(), "unchanged since hashed: stamps hold the SHA-256 digests");
+    // The same bytes described by crc32c-crc32 digests: the stamp (SHA-256) cannot vouch, so the
+    // file is read again and matched in the algorithm the expectation names.
+    assertEquals(shard.length, sha.verify(payload(withDigests(d, shard))));
+    assertEquals(shard.length, sha.verifyBytesHashed());
   }
 
   @Test
@@ -168,13 +188,16 @@ class ModelStoreVerifyTest {
   void digestRangeHashesExactlyTheRequestedBytes() throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, shardPlan);
 
-    assertEquals("sha256:" + sha256Hex(shard, 123_456, 1_111_111), store.digestRange(fin, 123_456, 1_111_111));
-    assertEquals("sha256:" + sha256Hex(new byte[0]), store.digestRange(fin, 10, 0));
+    assertEquals("sha256:" + sha256Hex(shard, 123_456, 1_111_111), store.digestRange(fin, 123_456, 1_111_111, SHA256));
+    assertEquals("sha256:" + sha256Hex(new byte[0]), store.digestRange(fin, 10, 0, SHA256));
+    ObjectDigest crc = ObjectDigest.start(ObjectDigest.Algorithm.CRC32C_CRC32);
+    crc.update(shard, 123_456, 1_111_111);
+    assertEquals(crc.finish(), store.digestRange(fin, 123_456, 1_111_111, ObjectDigest.Algorithm.CRC32C_CRC32));
     StoreException beyond = assertThrows(StoreException.class,
-        () -> store.digestRange(fin, shard.length - 10, 11));
+        () -> store.digestRange(fin, shard.length - 10, 11, SHA256));
     assertFalse(beyond.retryable());
     StoreException missing = assertThrows(StoreException.class,
-        () -> store.digestRange(tmp.resolve("nope"), 0, 1));
+        () -> store.digestRange(tmp.resolve("nope"), 0, 1, SHA256));
     assertEquals("file not found: " + tmp.resolve("nope"), missing.getMessage());
   }
 }

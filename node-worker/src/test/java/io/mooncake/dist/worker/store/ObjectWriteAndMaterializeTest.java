@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.mooncake.dist.scheduler.domain.FilePlan;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -74,7 +75,7 @@ class ObjectWriteAndMaterializeTest {
     for (ObjectPlan o : order) {
       copyObject(store, file, o, content);
       assertEquals(content.length, Files.size(partial), "the partial is sized to the whole file");
-      assertEquals(o.digest(), store.digestRange(partial, o.offset(), o.length()), "object verifies in place");
+      assertEquals(o.digest(), store.digestRange(partial, o.offset(), o.length(), ObjectDigest.Algorithm.of(o.digest())), "object verifies in place");
       assertEquals(Optional.of(partial), store.existingFile(fin), "a published object is served from the partial");
     }
     assertFalse(Files.exists(fin), "no final file before materialize");

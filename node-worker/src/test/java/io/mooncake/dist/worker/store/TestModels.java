@@ -34,11 +34,20 @@ final class TestModels {
     return new FilePlan(index, path, content.length, sha256, url, objects);
   }
 
-  /** The same plan with each object's published digest filled in from {@code content}. */
+  /**
+   * The same plan with each object's published digest filled in from {@code content}, in the
+   * store's default algorithm (crc32c-crc32).
+   */
   static FilePlan withDigests(FilePlan file, byte[] content) {
+    return withDigests(file, content, false);
+  }
+
+  /** As {@link #withDigests(FilePlan, byte[])}, with SHA-256 object digests when {@code sha256}. */
+  static FilePlan withDigests(FilePlan file, byte[] content, boolean sha256) {
     List<ObjectPlan> objects = file.objects().stream()
         .map(o -> new ObjectPlan(o.objectId(), o.chunkIndex(), o.offset(), o.length(),
-            "sha256:" + sha256Hex(content, (int) o.offset(), (int) o.length())))
+            sha256 ? "sha256:" + sha256Hex(content, (int) o.offset(), (int) o.length())
+                : crcDigest(content, (int) o.offset(), (int) o.length())))
         .toList();
     return new FilePlan(file.fileIndex(), file.path(), file.sizeBytes(), file.sha256(), null, objects);
   }
@@ -47,13 +56,24 @@ final class TestModels {
     return new TaskPayload(MODEL, List.of(files));
   }
 
-  /** Object id to "sha256:hex", computed independently of the store, in manifest order. */
+  /**
+   * Object id to the default object digest ("crc32c-crc32:" CRC-32C hex then CRC-32 hex), computed
+   * independently of the store, in manifest order.
+   */
   static LinkedHashMap<String, String> expectedDigests(FilePlan file, byte[] content) {
     LinkedHashMap<String, String> m = new LinkedHashMap<>();
     for (ObjectPlan o : file.objects()) {
-      m.put(o.objectId(), "sha256:" + sha256Hex(content, (int) o.offset(), (int) o.length()));
+      m.put(o.objectId(), crcDigest(content, (int) o.offset(), (int) o.length()));
     }
     return m;
+  }
+
+  static String crcDigest(byte[] data, int off, int len) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(data, off, len);
+    java.util.zip.CRC32 d = new java.util.zip.CRC32();
+    d.update(data, off, len);
+    return String.format("crc32c-crc32:%08x%08x", c.getValue(), d.getValue());
   }
 
   static String sha256Hex(byte[] data) {
