@@ -12,7 +12,7 @@
 #
 # Usage: bench/transfer.sh            (SIZE_MIB=2048 CHUNK_MIB=64 RUNS=3 by default)
 #        SIZE_MIB=8192 bench/transfer.sh   (memory ceiling check)
-# Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (work dir on
+# Env: OBJECT_DIGEST (the clients' --object-digest, default crc32c-crc32), MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (work dir on
 # the disk to measure, default /var/tmp/mooncake-bench). Installs nginx-light from Debian's
 # packages when missing (needs root). Leaves nothing running.
 set -euo pipefail
@@ -20,6 +20,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SIZE_MIB=${SIZE_MIB:-2048}
 CHUNK_MIB=${CHUNK_MIB:-64}
 RUNS=${RUNS:-3}
+OBJECT_DIGEST=${OBJECT_DIGEST:-crc32c-crc32}
 WORK=${BENCH_DIR:-/var/tmp/mooncake-bench}
 ADMIN_URL=${MOONCAKE_BENCH_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
 NGINX_PORT=${NGINX_PORT:-18080}
@@ -114,9 +115,9 @@ psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
 API="http://127.0.0.1:$HTTP_PORT"
 for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$API/health" >/dev/null || { echo "bench: master did not come up; log:" >&2; tail -20 "$WORK/logs/master.log" >&2; exit 1; }
-"$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$SEED_PORT" --data-dir "$WORK/seed" --db-url "$DB_URL" \
+"$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$SEED_PORT" --data-dir "$WORK/seed" --db-url "$DB_URL" --object-digest "$OBJECT_DIGEST" \
   > "$WORK/logs/seed.log" 2>&1 & PIDS+=($!); SEED_PID=$!
-"$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$FOLLOWER_PORT" --data-dir "$WORK/follower" --db-url "$DB_URL" \
+"$ROOT/bin/mooncake_client" --node-id "127.0.0.1:$FOLLOWER_PORT" --data-dir "$WORK/follower" --db-url "$DB_URL" --object-digest "$OBJECT_DIGEST" \
   > "$WORK/logs/follower.log" 2>&1 & PIDS+=($!); FOLLOWER_PID=$!
 live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
 for _ in $(seq 600); do [ "$(live_nodes)" = 2 ] && break; sleep 0.1; done
@@ -174,7 +175,7 @@ G_NULL=$(gibps "$T_NULL"); G_FILE=$(gibps "$T_FILE"); G_DD=$(gibps "$T_DD"); G_O
 LIMIT=$(python3 -c "print(min($G_NULL, $G_DD))")
 R_CURL=$(python3 -c "print(f'{$G_OURS/$G_FILE:.2f}')")
 R_LIMIT=$(python3 -c "print(f'{$G_OURS/$LIMIT:.2f}')")
-echo "model ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, median of $RUNS runs, $(nproc) cores"
+echo "model ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, median of $RUNS runs, $(nproc) cores, object digest $OBJECT_DIGEST"
 secs() { printf '%.2f' "$1"; }
 RUNS_TXT=$(for t in "${t_ours[@]}"; do secs "$t"; echo -n " "; done)
 echo "  nginx -> curl -o /dev/null       $(secs "$T_NULL") s  $G_NULL GiB/s"

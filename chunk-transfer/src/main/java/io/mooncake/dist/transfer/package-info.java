@@ -14,7 +14,7 @@
  * instead of sent with {@code sendfile}). Where the secret comes from is the caller's business.
  *
  * <p>This package knows nothing about databases, schedules or which peer holds what: callers decide
- * what to fetch from where, verify the returned SHA-256 against their own expectation, and decide
+ * what to fetch from where, verify the returned digest ({@link ObjectDigest}) against their own expectation, and decide
  * whether to retry. Failures are reported as {@link io.mooncake.dist.transfer.ChunkTransferException}
  * with a {@link io.mooncake.dist.transfer.ChunkTransferException.Kind} a caller can act on; the client
  * never retries on its own. The wire format is specified in {@code chunk-transfer/PROTOCOL.md}.
