@@ -156,6 +156,7 @@ class ChunkPortAuthTest {
     assertFailsToStart("--chunk-tls-key: private key " + ca.key() + ": does not belong to the certificate",
         "--chunk-tls-cert", node.certificate().toString(), "--chunk-tls-key", ca.key().toString(),
         "--chunk-tls-ca", ca.certificate().toString());
+    assertFailsToStart("unknown object digest algorithm 'md5' (expected crc32c-crc32 or sha256)", "--object-digest", "md5");
   }
 
   private void assertFailsToStart(String expected, String... flags) {

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.InProcessCluster;
+import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.tests.support.PostgresDatabase;
 import io.mooncake.dist.tests.support.Requests;
 import io.mooncake.dist.tests.support.Requests.FileSpec;
@@ -140,6 +141,8 @@ class ReplicationTest {
     }
     assertEquals(1, tasks("rep-file", "MODEL_DOWNLOAD"));
     assertEquals(2 * 4, tasks("rep-file", "REPLICA_COPY"));
+    assertEquals(3 * 4, digestsLike("model-a/r1/a.bin/%", "crc32c-crc32:%"),
+        "by default every replica carries the 64-bit CRC pair the seed published");
     assertEquals(2, tasks("rep-file", "MATERIALIZE"));
 
     // What lets a follower's MATERIALIZE skip re-hashing the file: its objects carry the digests of
@@ -151,6 +154,27 @@ class ReplicationTest {
     assertTrue(!catalog.matchesVerifiedSeed("rep-file", f1, List.of()));
     assertTrue(!catalog.matchesVerifiedSeed("rep-file", f1, List.of(objects.get(0), "model-a/r1/a.bin/chunk-999")));
     assertTrue(!catalog.matchesVerifiedSeed("rep-other", f1, objects), "another job's seed proves nothing");
+  }
+
+  private static int digestsLike(String objectPattern, String digestPattern) {
+    return pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.OBJECT_ID.like(objectPattern)
+        .and(OBJECT_REPLICAS.DIGEST.like(digestPattern)));
+  }
+
+  @Test
+  void aSeedPublishingSha256IsVerifiedWithSha256ByEveryFollower() throws Exception {
+    String shaSeed = cluster.addNode(tmp.resolve("sha-seed"), TestFiles.freePort(), ObjectDigest.Algorithm.SHA256);
+    Path src = TestFiles.random(tmp.resolve("src/s.bin"), 2 * MIB + 3, 9);
+    String body = Requests.job("rep-sha-objects", "model-s", "r1",
+        List.of(new FileSpec("s.bin", 2 * MIB + 3, MIB, "dummy", src.toUri().toString())), shaSeed, List.of(shaSeed, f1, f2));
+    submit(body);
+    JsonNode job = api.awaitTerminal("rep-sha-objects");
+    assertCompleted(job, 2 * MIB + 3);
+    assertEquals("object_digests", job.get("integrity").asText());
+    assertEquals(3 * 3, digestsLike("model-s/r1/s.bin/%", "sha256:%"), "followers keep the seed's SHA-256 digests");
+    for (String node : List.of(f1, f2)) {
+      assertTrue(TestFiles.sameBytes(src, staged(node, "model-s", "s.bin")), "bytes differ on " + node);
+    }
   }
 
   @Test

@@ -49,9 +49,15 @@ public final class InProcessCluster implements AutoCloseable {
   }
 
   public String addNode(Path dataDir, int port) throws InterruptedException {
+    return addNode(dataDir, port, io.mooncake.dist.transfer.ObjectDigest.Algorithm.CRC32C_CRC32);
+  }
+
+  /** As {@link #addNode(Path, int)}, publishing downloaded objects' digests in {@code digest}. */
+  public String addNode(Path dataDir, int port, io.mooncake.dist.transfer.ObjectDigest.Algorithm digest)
+      throws InterruptedException {
     NodeId id = new NodeId("127.0.0.1", port);
     NodeWorker w = new NodeWorker(new NodeWorker.Settings(id, dataDir, "127.0.0.1", 4, Duration.ofMillis(500),
-        Duration.ofSeconds(10), Duration.ofMillis(200)), db).start();
+        Duration.ofSeconds(10), Duration.ofMillis(200)), db).objectDigest(digest).start();
     workers.add(w);
     return id.toString();
   }
