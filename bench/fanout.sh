@@ -150,12 +150,9 @@ print(json.dumps({"job_id": "$job",
   "seed_node_id": t[0], "target_nodes": t}))
 PY
 )
-  echo "$body" | curl -sf -XPOST -H 'content-type: application/json' --data-binary @- "$API/api/v1/model-distribution/jobs" >/dev/null
-  while :; do
-    s=$(curl -sf "$API/api/v1/model-distribution/jobs?job_id=$job" | python3 -c 'import sys,json; print(json.load(sys.stdin)["status"])')
-    case "$s" in completed) break;; failed|canceled) echo "fanout: job $job $s" >&2; curl -s "$API/api/v1/model-distribution/jobs?job_id=$job" >&2; exit 1;; esac
-    sleep 0.05
-  done
+  # One python process posts and polls (a curl and a python start per probe cost a good part of a core).
+  echo "$body" > "$WORK/job.json"
+  python3 "$ROOT/bench/stage_job.py" "$API" "$WORK/job.json" > /dev/null || { echo "fanout: job $job did not complete" >&2; exit 1; }
 }
 # CPU seconds (user + system) used so far by the processes of each role, for the report.
 cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
