@@ -5,9 +5,9 @@
 # serving the file, every follower downloading it with curl at once. Prints both staging times
 # and their ratio to size / link rate (the best a single download can do).
 #
-# Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=64
+# Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=256
 # Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
-# /var/tmp/mooncake-fanout), SKIP_STAR=1 (no star baseline, for quick iterations: star/ours then
+# /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), SKIP_STAR=1 (no star baseline, for quick iterations: star/ours then
 # reads 0). Needs iproute2, tc (sch_tbf), nginx-light, curl, socat (installed
 # from Debian when missing). Leaves nothing behind: namespaces, bridge, processes, database.
 set -euo pipefail
@@ -16,7 +16,7 @@ NODES=${NODES:-8}
 SIZE_MIB=${SIZE_MIB:-512}
 CHUNK_MIB=${CHUNK_MIB:-8}
 RATE=${RATE:-400mbit}
-WARM_MIB=${WARM_MIB:-64}
+WARM_MIB=${WARM_MIB:-256}
 WORK=${BENCH_DIR:-/var/tmp/mooncake-fanout}
 ADMIN_URL=${MOONCAKE_BENCH_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
 HTTP_PORT=${HTTP_PORT:-18090}
@@ -58,7 +58,8 @@ cleanup() {
   [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null
   for i in $(seq 0 $((NODES - 1))); do ip netns del "mcn$i" 2>/dev/null; done
   ip link del "$BR" 2>/dev/null
-  psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
+  if [ -n "${KEEP_DB:-}" ]; then echo "fanout: database $DB kept" >&2
+  else psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1; fi
   [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
@@ -152,7 +153,7 @@ PY
 )
   # One python process posts and polls (a curl and a python start per probe cost a good part of a core).
   echo "$body" > "$WORK/job.json"
-  python3 "$ROOT/bench/stage_job.py" "$API" "$WORK/job.json" > /dev/null || { echo "fanout: job $job did not complete" >&2; exit 1; }
+  POLL_S=0.1 python3 "$ROOT/bench/stage_job.py" "$API" "$WORK/job.json" > /dev/null || { echo "fanout: job $job did not complete" >&2; exit 1; }
 }
 # CPU seconds (user + system) used so far by the processes of each role, for the report.
 cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }

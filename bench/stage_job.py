@@ -2,11 +2,13 @@
 """POST one distribution job, wait until it ends, and report how long it took.
 
 Usage: stage_job.py <api base url> <job json file> [pid ...]
+Env: POLL_S, seconds between status probes (default 0.02).
 Prints "<seconds from POST to completed> <max VmRSS KiB of each pid ...>" on stdout; exits 1 (the
 snapshot on stderr) when the job fails. One process for the whole wait: polling through a fresh
 curl and python per probe cost the machine under test a good part of a core.
 """
 import json
+import os
 import sys
 import time
 import urllib.request
@@ -43,6 +45,6 @@ while True:
     if snap["status"] in ("failed", "canceled"):
         print(f"job {job_id} {snap['status']}: {json.dumps(snap)}", file=sys.stderr)
         sys.exit(1)
-    time.sleep(0.02)
+    time.sleep(float(os.environ.get("POLL_S", "0.02")))
 sample()
 print(elapsed, *rss)
