@@ -35,7 +35,7 @@ public final class ClientMain implements Callable<Integer> {
   @Option(names = "--bind-host", defaultValue = "0.0.0.0", description = "Address the chunk server binds (default: ${DEFAULT-VALUE}).")
   String bindHost;
 
-  @Option(names = "--concurrency", defaultValue = "4", description = "Tasks executed at once, e.g. chunks in flight (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--concurrency", defaultValue = "8", description = "Tasks executed at once, e.g. chunks in flight (default: ${DEFAULT-VALUE}).")
   int concurrency;
 
   @Option(names = "--heartbeat-ms", defaultValue = "2000", description = "Heartbeat and lease renewal interval (default: ${DEFAULT-VALUE}).")
