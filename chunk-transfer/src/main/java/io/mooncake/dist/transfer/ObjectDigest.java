@@ -19,10 +19,12 @@ import java.util.zip.CRC32C;
  *       a random corruption through with probability 2<sup>-64</sup>. Both run as CPU intrinsics
  *       (about 5 GiB/s per core for the pair here), so verifying costs a tenth of what SHA-256
  *       does and the disk, not the hash, bounds a copy. It guards against accidents (bit flips,
- *       truncations, a holder whose file changed), not against a forger: peers are kept out by
- *       the cluster-secret handshake instead.</li>
+ *       truncations, a holder whose file changed), not against a forger: strangers are kept off
+ *       the chunk port by the cluster-secret handshake, and chunks altered on the network path by
+ *       TLS.</li>
  *   <li>{@link Algorithm#SHA256} ({@code sha256:}, 64 hex digits): cryptographic, about 1 GiB/s
- *       per core; for clusters that do not trust their own members.</li>
+ *       per core; for chunks that cross an untrusted network in clear (no TLS on the chunk
+ *       port), where it also catches deliberate alteration.</li>
  * </ul>
  *
  * <p>Which one a seed publishes is its choice; everybody else verifies with the algorithm the
@@ -117,10 +119,6 @@ public final class ObjectDigest {
     /** A fresh digest with the algorithm that {@code expected} names, to compare against it. */
     public static ObjectDigest toCompareWith(String expected) {
         return start(Algorithm.of(expected));
-    }
-
-    public Algorithm algorithm() {
-        return algorithm;
     }
 
     /** Adds the buffer's remaining bytes, leaving its position and limit as they were. */

@@ -1,6 +1,5 @@
 package io.mooncake.dist.worker.store;
 
-import io.mooncake.dist.scheduler.domain.Checksums;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -9,11 +8,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
-/** SHA-256 helpers: digest creation, the {@code "sha256:<hex>"} form, and hashing a file range. */
+/** SHA-256 helpers (digest creation, hex, hashing a file range) and an object digest of a file range. */
 final class Sha256 {
-  /** The prefix of an object digest as the manifest and the database store it. */
-  static final String PREFIX = "sha256:";
-
   /** Read buffer for hashing files: large enough for throughput, small enough to never matter. */
   static final int BUFFER_BYTES = 1 << 20;
 
@@ -32,21 +28,6 @@ final class Sha256 {
 
   static String hex(byte[] digest) {
     return HEX.formatHex(digest);
-  }
-
-  /** {@code "sha256:<lower hex>"} of a finished digest. */
-  static String prefixed(byte[] digest) {
-    return PREFIX + hex(digest);
-  }
-
-  /**
-   * Whether {@code expected} (bare hex or {@code sha256:<hex>}, any case) names {@code actualHex}.
-   * An expected value that is not an enforceable SHA-256 never matches, so callers must decide up
-   * front whether to enforce it.
-   */
-  static boolean matches(String expected, String actualHex) {
-    String want = Checksums.sha256HexOrNull(expected);
-    return want != null && want.equals(actualHex);
   }
 
   /**
