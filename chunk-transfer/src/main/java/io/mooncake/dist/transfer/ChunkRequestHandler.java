@@ -47,6 +47,8 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<Object> queue = new ArrayDeque<>();
     private boolean busy;
     private boolean closing;
+    /** The stream of an arriving object being sent, if any (its file is closed with the connection). */
+    private Streamer streaming;
 
     ChunkRequestHandler(SourceResolver resolver, Executor blocking, LongAdder bytesServed, boolean chunked) {
         this.chunked = chunked;
@@ -101,6 +103,9 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         closing = true;
         queue.clear();
+        if (streaming != null) {
+            streaming.end();
+        }
         ctx.fireChannelInactive();
     }
 
@@ -146,7 +151,7 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                     ctx.executor().execute(() -> respond(ctx, request, outcome));
                 } catch (RejectedExecutionException e) {
                     // The server is shutting down and the connection with it.
-                    discard(outcome);
+                    SourceResolver.discard(outcome);
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -158,7 +163,7 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     private void respond(ChannelHandlerContext ctx, ChunkRequest request, SourceResolver.Outcome outcome) {
         if (closing) {
             busy = false;
-            discard(outcome);
+            SourceResolver.discard(outcome);
             return;
         }
         switch (outcome) {
@@ -182,12 +187,11 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                         : new DefaultFileRegion(send.file(), send.position(), send.length());
                 ctx.writeAndFlush(payload, promise);
             }
-        }
-    }
-
-    private static void discard(SourceResolver.Outcome outcome) {
-        if (outcome instanceof SourceResolver.Send send) {
-            SourceResolver.closeQuietly(send.file());
+            case SourceResolver.Stream stream -> {
+                ctx.write(new ResponseHeader.Ok(request.requestId(), stream.length()));
+                streaming = new Streamer(ctx, request, stream);
+                streaming.next();
+            }
         }
     }
 
@@ -216,6 +220,107 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
             return v;
         }
         return null;
+    }
+
+    /**
+     * Sends a range of an object that is still arriving, piece by piece as its bytes land: each
+     * piece is what landed beyond the last one (sendfile, or chunks with TLS or an upload limit),
+     * and when none has, it waits for the arrival to advance. A failed arrival closes the
+     * connection mid-payload, so the reader sees a short payload and takes the object elsewhere;
+     * a stalled one trips the idle timeout like any stalled send.
+     */
+    private final class Streamer {
+        private final ChannelHandlerContext ctx;
+        private final ChunkRequest request;
+        private final SourceResolver.Stream stream;
+        private long sent;
+        private boolean ended;
+
+        Streamer(ChannelHandlerContext ctx, ChunkRequest request, SourceResolver.Stream stream) {
+            this.ctx = ctx;
+            this.request = request;
+            this.stream = stream;
+        }
+
+        /** On the event loop: send what has landed, or wait for more. */
+        void next() {
+            if (ended) {
+                return;
+            }
+            if (closing) {
+                end();
+                return;
+            }
+            Arrival arrival = stream.arrival();
+            if (arrival.failed()) {
+                log.debug("object {} stopped arriving; cutting off the stream to {}", request.objectId(),
+                        ctx.channel().remoteAddress());
+                end();
+                closeNow(ctx);
+                return;
+            }
+            long ready = Math.min(arrival.landed() - stream.objectOffset(), stream.length());
+            if (ready <= sent) {
+                if (sent >= stream.length()) {
+                    // A zero-length range: the header was all there was to send.
+                    end();
+                    ctx.flush();
+                    responseWritten(ctx, request, ctx.newSucceededFuture());
+                    return;
+                }
+                arrival.whenBeyond(stream.objectOffset() + sent, this::wake);
+                return;
+            }
+            long end = ready;
+            long n = end - sent;
+            Object piece = chunked ? new FileRangeChunks(stream.file(), stream.position() + sent, n, false)
+                    : new BorrowedFileRegion(stream.file(), stream.position() + sent, n);
+            ctx.writeAndFlush(piece).addListener((ChannelFutureListener) f -> {
+                if (!f.isSuccess()) {
+                    end();
+                    responseWritten(ctx, request, f);
+                    return;
+                }
+                bytesServed.add(n);
+                sent += n;
+                if (sent == stream.length()) {
+                    end();
+                    responseWritten(ctx, request, f);
+                } else {
+                    next();
+                }
+            });
+        }
+
+        private void wake() {
+            try {
+                ctx.executor().execute(this::next);
+            } catch (RejectedExecutionException e) {
+                // Shutting down: the connection closes, and end() with it.
+            }
+        }
+
+        void end() {
+            if (!ended) {
+                ended = true;
+                SourceResolver.closeQuietly(stream.file());
+                if (streaming == this) {
+                    streaming = null;
+                }
+            }
+        }
+    }
+
+    /** A sendfile region over a file the stream keeps open across pieces. */
+    private static final class BorrowedFileRegion extends DefaultFileRegion {
+        BorrowedFileRegion(java.nio.channels.FileChannel file, long position, long count) {
+            super(file, position, count);
+        }
+
+        @Override
+        protected void deallocate() {
+            // The stream closes the file when its last piece is sent.
+        }
     }
 
     /** Counts payload bytes as the transport reports them sent, then releases the connection. */

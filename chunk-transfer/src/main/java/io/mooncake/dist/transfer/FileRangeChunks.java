@@ -11,7 +11,8 @@ import java.nio.channels.FileChannel;
  * A payload read in chunks for {@link io.netty.handler.stream.ChunkedWriteHandler}, used when TLS
  * is on: encryption needs the bytes in user space, so {@code sendfile} is out. Unlike Netty's
  * {@code ChunkedNioFile}, a file that ends before the range does (shrunk while being sent) fails
- * the write instead of producing empty chunks forever. Owns {@code file} and closes it.
+ * the write instead of producing empty chunks forever. Owns {@code file} and closes it, unless
+ * told it is borrowed (one piece of a stream of an arriving object).
  */
 final class FileRangeChunks implements ChunkedInput<ByteBuf> {
 
@@ -21,9 +22,16 @@ final class FileRangeChunks implements ChunkedInput<ByteBuf> {
     private final FileChannel file;
     private final long start;
     private final long end;
+    private final boolean ownsFile;
     private long position;
 
     FileRangeChunks(FileChannel file, long position, long length) {
+        this(file, position, length, true);
+    }
+
+    /** @param ownsFile whether closing this input closes {@code file} */
+    FileRangeChunks(FileChannel file, long position, long length, boolean ownsFile) {
+        this.ownsFile = ownsFile;
         this.file = file;
         this.start = position;
         this.position = position;
@@ -37,7 +45,9 @@ final class FileRangeChunks implements ChunkedInput<ByteBuf> {
 
     @Override
     public void close() throws Exception {
-        file.close();
+        if (ownsFile) {
+            file.close();
+        }
     }
 
     @Deprecated

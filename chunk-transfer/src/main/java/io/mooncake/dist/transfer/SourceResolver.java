@@ -23,6 +23,13 @@ final class SourceResolver {
     record Send(FileChannel file, long position, long length) implements Outcome {
     }
 
+    /**
+     * Send {@code length} bytes of {@code file} from {@code position} as they land: the request
+     * starts at byte {@code objectOffset} of an object still arriving; the receiver owns {@code file}.
+     */
+    record Stream(FileChannel file, long position, long length, long objectOffset, Arrival arrival) implements Outcome {
+    }
+
     /** Answer with an error frame. */
     record Reject(Status status, String message) implements Outcome {
     }
@@ -62,6 +69,14 @@ final class SourceResolver {
         FileChannel file = null;
         try {
             file = FileChannel.open(range.file(), StandardOpenOption.READ);
+            if (range.arrival() != null) {
+                // Still arriving: the file grows as the bytes land, so its size proves nothing yet.
+                if (range.arrival().failed()) {
+                    file.close();
+                    return new Reject(Status.NOT_FOUND, "object not here: " + id + " (its receive here just failed)");
+                }
+                return new Stream(file, range.offset() + offset, length, offset, range.arrival());
+            }
             long needed = range.offset() + range.length();
             long size = file.size();
             if (size < needed) {
@@ -76,6 +91,14 @@ final class SourceResolver {
             closeQuietly(file);
             log.warn("cannot read file {} of object {}", range.file(), id, e);
             return new Reject(Status.SOURCE_ERROR, "cannot read object file: " + range.file() + ": " + e);
+        }
+    }
+
+    static void discard(Outcome outcome) {
+        if (outcome instanceof Send send) {
+            closeQuietly(send.file());
+        } else if (outcome instanceof Stream stream) {
+            closeQuietly(stream.file());
         }
     }
 

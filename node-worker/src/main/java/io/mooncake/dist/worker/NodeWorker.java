@@ -73,6 +73,9 @@ public final class NodeWorker implements AutoCloseable {
   private final AtomicInteger inFlight = new AtomicInteger();
   /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
   private final AtomicInteger seedPulls = new AtomicInteger();
+  /** Objects being received here, relayed while they arrive. */
+  private final Arrivals arrivals = new Arrivals();
+  private ProgressReporter progressReporter;
   /** System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none. */
   private final java.util.concurrent.atomic.AtomicLong nextDeferredDue = new java.util.concurrent.atomic.AtomicLong();
   /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
@@ -191,6 +194,7 @@ public final class NodeWorker implements AutoCloseable {
         wake.release();
       }
     }).start();
+    progressReporter = new ProgressReporter(queue, java.time.Duration.ofMillis(250), nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
     log.info("mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}", nodeId,
@@ -246,8 +250,15 @@ public final class NodeWorker implements AutoCloseable {
     }
   }
 
-  /** Objects are byte ranges of the model files; the final file, or the partial one while copying. */
+  /**
+   * Objects are byte ranges of the model files; the final file, or the partial one while copying.
+   * An object this node is receiving right now is served as far as it has landed.
+   */
   private Optional<FileRange> locate(String objectId) {
+    Optional<FileRange> arriving = arrivals.find(objectId);
+    if (arriving.isPresent()) {
+      return arriving;
+    }
     return replicas.local(nodeId, objectId)
         .flatMap(r -> store.existingFile(Path.of(r.filePath())).map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes())));
   }
@@ -335,9 +346,9 @@ public final class NodeWorker implements AutoCloseable {
   private void runTask(ClaimedTask task) {
     String what = task.type() + (task.objectId().isEmpty() ? "" : " " + task.objectId()) + " of job " + task.jobId();
     executing.add(task.taskId());
+    Progress progress = progressReporter.start(task.taskId(), leaseOwner);
     try {
-      Progress progress = new Progress(queue, task.taskId(), leaseOwner, 250);
-      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls);
+      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();
@@ -363,10 +374,14 @@ public final class NodeWorker implements AutoCloseable {
       }
       metrics.taskDuration(task.type().name(), System.nanoTime() - startNanos);
       record(task, what, outcome, failure);
+      if (task.type() == TaskType.REPLICA_COPY) {
+        arrivals.settled(task.objectId());
+      }
       if (placementTask && abandonedJobs.contains(task.jobId())) {
         store.discardPartials(task.payload());
       }
     } finally {
+      progressReporter.finished(progress);
       executing.remove(task.taskId());
       inFlight.decrementAndGet();
       wake.release();
@@ -473,6 +488,9 @@ public final class NodeWorker implements AutoCloseable {
     }
     if (heartbeat != null) {
       heartbeat.interrupt();
+    }
+    if (progressReporter != null) {
+      progressReporter.close();
     }
     executor.shutdownNow();
     if (listener != null) {

@@ -4,49 +4,56 @@ import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.util.function.LongConsumer;
 
 /**
- * Reports a task's progress to its row, at most every {@code intervalMs}, so the snapshot's
- * {@code staged_bytes} grows while a large object or model is in flight.
+ * A running task's progress, so the snapshot's {@code staged_bytes} grows while a large object or
+ * model is in flight. {@link #accept} only notes the count: it is called on the transfer's event
+ * loop, which must never wait for the database (a progress write waits for a row lock and a
+ * commit, milliseconds during which no connection of that loop is read). The node's
+ * {@link ProgressReporter} writes what changed, for all running tasks in one statement.
  */
 final class Progress implements LongConsumer {
   private final TaskQueue queue;
   private final long taskId;
   private final String leaseOwner;
-  private final long intervalNanos;
   private volatile String source;
-  private long lastReport;
+  private volatile long bytes;
+  /** What the reporter last wrote; only the reporter thread touches it. */
+  long reported;
 
-  Progress(TaskQueue queue, long taskId, String leaseOwner, long intervalMs) {
+  Progress(TaskQueue queue, long taskId, String leaseOwner) {
     this.queue = queue;
     this.taskId = taskId;
     this.leaseOwner = leaseOwner;
-    this.intervalNanos = intervalMs * 1_000_000;
   }
 
-  /** Records which node the bytes now come from (visible as in-flight load on that node). */
-  void source(String nodeId) {
-    this.source = nodeId;
-    report(0);
+  long taskId() {
+    return taskId;
   }
 
-  @Override
-  public synchronized void accept(long bytes) {
-    long now = System.nanoTime();
-    if (now - lastReport >= intervalNanos) {
-      lastReport = now;
-      report(bytes);
-    }
+  String leaseOwner() {
+    return leaseOwner;
+  }
+
+  long bytes() {
+    return bytes;
   }
 
   /**
-   * Progress is advisory: a database that is away for a moment must not fail a transfer that is
-   * going fine (the outcome itself is recorded with retries).
+   * Records which node the bytes now come from, at once (on the task's thread): the row is how
+   * other nodes see this copy's load on that source, and what makes this copy a relay for them.
    */
-  private void report(long bytes) {
+  void source(String nodeId) {
+    this.source = nodeId;
     try {
-      queue.progress(taskId, leaseOwner, bytes, source);
+      queue.progress(taskId, leaseOwner, bytes, nodeId);
     } catch (RuntimeException e) {
-      log.debug("progress of task {} not recorded: {}", taskId, e.getMessage());
+      // Advisory: a database that is away for a moment must not fail a transfer that is going fine.
+      log.debug("source of task {} not recorded: {}", taskId, e.getMessage());
     }
+  }
+
+  @Override
+  public void accept(long bytes) {
+    this.bytes = bytes;
   }
 
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Progress.class);

@@ -33,6 +33,14 @@ final class TaskExecutor {
   /** A pull from the seed whose row was not written for this long no longer holds other copies back. */
   private static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
 
+  /**
+   * Pulls from the seed one follower runs at once. One: the seed's uplink is split among the
+   * followers' pulls, and every other follower relays each of those objects as it arrives, at the
+   * pace it arrives. A follower's slots must be able to fill its downlink with such relays
+   * (concurrency x uplink / seed pulls >= downlink), so more seed pulls per follower would starve it.
+   */
+  static final int SEED_PULLS = 1;
+
   private final String nodeId;
   private final ModelStore store;
   private final ChunkClient client;
@@ -41,10 +49,12 @@ final class TaskExecutor {
   private final String leaseOwner;
   /** This node's copies currently pulling from their job's seed (see CopySources: one at a time). */
   private final java.util.concurrent.atomic.AtomicInteger seedPulls;
+  private final Arrivals arrivals;
 
   TaskExecutor(String nodeId, ModelStore store, ChunkClient client, ReplicaCatalog replicas, TaskQueue leases,
-      String leaseOwner, java.util.concurrent.atomic.AtomicInteger seedPulls) {
+      String leaseOwner, java.util.concurrent.atomic.AtomicInteger seedPulls, Arrivals arrivals) {
     this.seedPulls = seedPulls;
+    this.arrivals = arrivals;
     this.nodeId = nodeId;
     this.store = store;
     this.client = client;
@@ -58,7 +68,7 @@ final class TaskExecutor {
       return switch (task.type()) {
         case MODEL_DOWNLOAD -> download(task, progress);
         case MODEL_VERIFY -> verify(task);
-        case REPLICA_COPY -> copy(task.jobId(), task.payload(), progress);
+        case REPLICA_COPY -> copy(task.taskId(), task.jobId(), task.payload(), progress);
         case MATERIALIZE -> materialize(task);
       };
     } catch (StoreException e) {
@@ -126,12 +136,14 @@ final class TaskExecutor {
   }
 
   /**
-   * Pulls one object from a live holder in {@link CopySources}' order (followers that hold it,
-   * least busy first, the seed last), trying the next holder when one fails or sends bytes whose
-   * digest does not match what the seed published; waits instead ({@link TaskDeferred}) when only
-   * the seed holds it and another follower is already pulling it from there.
+   * Pulls one object from a live source in {@link CopySources}' order (followers that hold it or
+   * are receiving it, least busy first, the seed last), trying the next one when a source fails or
+   * sends bytes whose digest does not match what the seed published; waits instead
+   * ({@link TaskDeferred}) when only the seed holds it and this node already pulls another object
+   * from there. While it runs, the object is in {@link Arrivals}: other followers relay it from
+   * here as it lands.
    */
-  private Outcome copy(String jobId, TaskPayload payload, Progress progress)
+  private Outcome copy(long taskId, String jobId, TaskPayload payload, Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
     FilePlan file = payload.files().get(0);
     ObjectPlan object = file.objects().get(0);
@@ -150,32 +162,75 @@ final class TaskExecutor {
     if (alreadyHeld(object, finalPath, algorithm)) {
       return new Outcome(object.length(), null, List.of(mine));
     }
-    ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
-        NodeRegistry.LIVENESS, RELAY_FRESH);
-    boolean relaying = found.followers() > 1;
-    List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
-        found.seedPullInFlight(), relaying && seedPulls.get() > 0)) {
-      case CopySources.Plan.Fetch f -> f.order();
-      case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
-    };
-    // Only the seed holds it: take this node's one seed slot, or wait if another copy took it first.
-    // With a single follower nobody can relay, and several objects in flight from the seed are
-    // what keeps that one link full.
-    boolean seedSlot = relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
-    if (seedSlot && !seedPulls.compareAndSet(0, 1)) {
-      throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
-    }
-    try {
-      return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, progress);
-    } finally {
-      if (seedSlot) {
-        seedPulls.decrementAndGet();
+    for (int round = 0; ; round++) {
+      ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
+          NodeRegistry.LIVENESS, RELAY_FRESH);
+      boolean relaying = found.followers() > 1;
+      List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
+          found.seedPullInFlight(), relaying && seedPulls.get() >= SEED_PULLS)) {
+        case CopySources.Plan.Fetch f -> f.order();
+        case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
+      };
+      // Only the seed holds it: take one of this node's seed slots, or wait if other copies took
+      // them first. With a single follower nobody can relay, and several objects in flight from
+      // the seed are what keeps that one link full.
+      boolean seedSlot = relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
+      if (seedSlot && !takeSeedSlot()) {
+        throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
+      }
+      try {
+        SeedPull seedPull = seedSlot ? new SeedPull(found.seedNodeId(), () -> leases.takeSeedPull(taskId, leaseOwner,
+            jobId, object.objectId(), found.seedNodeId(), RELAY_FRESH)) : null;
+        return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, found.arriving(), seedPull,
+            progress);
+      } catch (SeedTaken e) {
+        if (round > 0) {
+          throw new TaskDeferred("object " + object.objectId() + " is on its way from the seed " + found.seedNodeId()
+              + " to another follower; taking it from that follower instead of a second copy from the seed");
+        }
+        // Another follower won the object's seed pull a moment ago: it now relays the object.
+      } finally {
+        if (seedSlot) {
+          seedPulls.decrementAndGet();
+        }
       }
     }
   }
 
+  /** The one pull of an object from the seed, taken in Postgres just before it starts. */
+  private record SeedPull(String seed, java.util.function.BooleanSupplier take) {}
+
+  /** Another follower is already pulling the object from the seed: look for sources again. */
+  private static final class SeedTaken extends RuntimeException {
+    SeedTaken() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** A database hiccup here is no reason to fail the copy: at worst the seed sends the object twice. */
+  private static boolean takeSeedPull(SeedPull pull) {
+    try {
+      return pull.take().getAsBoolean();
+    } catch (RuntimeException e) {
+      log.warn("cannot record the pull from the seed: {}", e.toString());
+      return true;
+    }
+  }
+
+  private boolean takeSeedSlot() {
+    int n;
+    do {
+      n = seedPulls.get();
+      if (n >= SEED_PULLS) {
+        return false;
+      }
+    } while (!seedPulls.compareAndSet(n, n + 1));
+    return true;
+  }
+
   private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, ObjectDigest.Algorithm algorithm,
-      Path finalPath, Replica mine, List<Replica> holders, Progress progress) throws TaskFailure, StoreException {
+      Path finalPath, Replica mine, List<Replica> holders, java.util.Set<String> arriving, SeedPull seedPull,
+      Progress progress) throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }
@@ -185,20 +240,30 @@ final class TaskExecutor {
     long landed = 0;
     for (Replica holder : holders) {
       NodeId source = NodeId.parse(holder.nodeId());
-      progress.source(holder.nodeId());
+      boolean fromArriving = arriving.contains(holder.nodeId());
       long from = landed;
       ByteSink sink = null;
+      io.mooncake.dist.transfer.FileRange here = null;
+      boolean verified = false;
       try (ModelStore.ObjectTarget target = store.openObjectTarget(payload.model(), file)) {
+        // Registered before the source is named in the row: once others see this copy, it serves.
+        here = arrivals.begin(object.objectId(), target.path(), object.offset(), object.length(), from);
+        if (seedPull != null && holder.nodeId().equals(seedPull.seed()) && !takeSeedPull(seedPull)) {
+          throw new SeedTaken();
+        }
+        progress.source(holder.nodeId());
         long at = object.offset() + from;
-        sink = target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
+        sink = here.arrival().tracking(target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
             ? new DirectFileSink(target.direct(), target.buffered(), at, target.blockSize())
-            : ByteSink.positional(target.buffered(), at);
+            : ByteSink.positional(target.buffered(), at), from);
         FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), from,
             object.length() - from, sink, algorithm, bytes -> progress.accept(from + bytes));
         // Direct writes are on the device already; this makes the tail and the metadata durable.
         target.buffered().force(false);
         String digest = from == 0 ? r.digest() : readBack(finalPath, object, algorithm);
         if (r.bytes() == object.length() - from && ObjectDigest.same(digest, object.digest())) {
+          arrivals.verified(here);
+          verified = true;
           strikes(() -> replicas.holderServed(holder.nodeId()));
           if (from > 0) {
             log.info("object {}: resumed at byte {} from {} after an interrupted fetch; verified whole", object.objectId(),
@@ -210,9 +275,11 @@ final class TaskExecutor {
         if (from == 0) {
           lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
               + ": expected " + object.digest() + ", got " + digest;
-          // The holder's bytes do not match the digest it published: drop that replica so nobody
-          // else copies it (its own node re-checks or re-copies when a job needs the object again).
-          replicas.remove(holder.nodeId(), object.objectId());
+          if (!fromArriving) {
+            // The holder's bytes do not match the digest it published: drop that replica so nobody
+            // else copies it (its own node re-checks or re-copies when a job needs the object again).
+            replicas.remove(holder.nodeId(), object.objectId());
+          }
         } else {
           // Two holders contributed; which one was wrong is unknown, so neither replica is dropped.
           lastError = "digest mismatch for object " + object.objectId() + " resumed at byte " + from + " from "
@@ -230,9 +297,16 @@ final class TaskExecutor {
       } catch (IOException e) {
         throw new TaskFailure("cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),
             true, e);
+      } finally {
+        if (here != null && !verified) {
+          arrivals.failed(object.objectId(), here);
+        }
       }
       String error = lastError;
-      strikes(() -> replicas.holderFailed(holder.nodeId(), error));
+      if (!fromArriving) {
+        // A node relaying an object it is still receiving fails when its own source does: no strike.
+        strikes(() -> replicas.holderFailed(holder.nodeId(), error));
+      }
       log.warn("{}; trying the next holder", lastError);
     }
     throw new TaskFailure(lastError, true);

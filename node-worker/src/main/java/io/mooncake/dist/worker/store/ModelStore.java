@@ -294,7 +294,7 @@ public final class ModelStore {
    * one file all land. The caller closes the channel.
    */
   public FileChannel openForObjectWrite(ModelRef model, FilePlan file) throws StoreException {
-    return openObjectTarget(model, file).buffered();
+    return openBuffered(model, file);
   }
 
   /**
@@ -316,7 +316,7 @@ public final class ModelStore {
       // tmpfs and some network file systems refuse O_DIRECT: buffered writes still work.
       log.debug("no direct I/O for {}: {}", open, e.toString());
     }
-    return new ObjectTarget(buffered, direct, block);
+    return new ObjectTarget(open, buffered, direct, block);
   }
 
   /**
@@ -327,8 +327,8 @@ public final class ModelStore {
     return FileOps.writeFailure(file, e);
   }
 
-  /** An object's file, open for buffered and, when supported, direct writes. */
-  public record ObjectTarget(FileChannel buffered, FileChannel direct, int blockSize) implements AutoCloseable {
+  /** An object's file ({@code path}: final or partial), open for buffered and, when supported, direct writes. */
+  public record ObjectTarget(Path path, FileChannel buffered, FileChannel direct, int blockSize) implements AutoCloseable {
     @Override
     public void close() throws IOException {
       try (FileChannel b = buffered) {

@@ -113,13 +113,21 @@ public final class ReplicaCatalog {
 
   /**
    * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it
-   * runs for every copy): the live holders with the expected digest other than
-   * {@code excludeNode}, holders not currently avoided first (see {@link #AVOIDED}), then least busy
-   * first (fewest copies currently reading from them, so no single uplink carries more than its
-   * share), ties at random; the job's seed,
-   * its number of followers, and whether a node other than {@code excludeNode} is pulling this object from that seed right
-   * now (a running copy with the seed as its source whose row was written, by the claim, the
-   * source choice or progress, within {@code fresh}: a stalled pull does not count). Constant SQL
+   * runs for every copy). Two kinds of source, other than {@code excludeNode} and live:
+   *
+   * <ul>
+   *   <li>holders: nodes that publish a replica with the expected digest;
+   *   <li>arriving: nodes running a copy of this object for this job right now (row written within
+   *       {@code fresh}) from a source that is itself a holder. They serve what has landed while
+   *       the rest arrives (cut-through relaying). Only pulls from a holder count, so a relay chain
+   *       is at most holder, arriving node, reader: no two nodes can ever wait on each other.
+   * </ul>
+   *
+   * Both in one order: sources not currently avoided first (see {@link #AVOIDED}), then least
+   * busy (fewest copies currently reading from them, so no single uplink carries more than its
+   * share), holders before arriving nodes at equal load, ties at random. Also the job's seed, its
+   * number of followers, and whether a node other than {@code excludeNode} is pulling this object
+   * from that seed right now (as for arriving nodes, a stalled pull does not count). Constant SQL
    * on plain JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than
    * running it, and kept the JIT busy compiling the renderer on every node.
    */
@@ -127,15 +135,28 @@ public final class ReplicaCatalog {
       Duration fresh) {
     return dsl.connectionResult(c -> {
       try (PreparedStatement ps = c.prepareStatement(SOURCES)) {
-        ps.setString(1, jobId);
-        ps.setString(2, objectId);
-        ps.setString(3, excludeNode);
-        ps.setDouble(4, fresh.toMillis() / 1000.0);
-        ps.setString(5, objectId);
-        ps.setString(6, digest);
-        ps.setString(7, excludeNode);
-        ps.setDouble(8, liveness.toMillis() / 1000.0);
+        double freshSecs = fresh.toMillis() / 1000.0;
+        double liveSecs = liveness.toMillis() / 1000.0;
+        int i = 1;
+        ps.setString(i++, jobId);
+        ps.setString(i++, objectId);
+        ps.setString(i++, excludeNode);
+        ps.setDouble(i++, freshSecs);
+        // holders
+        ps.setString(i++, objectId);
+        ps.setString(i++, digest);
+        ps.setString(i++, excludeNode);
+        ps.setDouble(i++, liveSecs);
+        // arriving
+        ps.setString(i++, digest);
+        ps.setString(i++, objectId);
+        ps.setString(i++, excludeNode);
+        ps.setDouble(i++, freshSecs);
+        ps.setDouble(i++, liveSecs);
+        ps.setString(i++, excludeNode);
+        ps.setString(i++, digest);
         List<Replica> holders = new ArrayList<>();
+        java.util.Set<String> arriving = new java.util.HashSet<>();
         String seed = null;
         boolean seedBusy = false;
         int followers = 0;
@@ -147,27 +168,35 @@ public final class ReplicaCatalog {
             if (rs.getString(5) != null) {
               holders.add(new Replica(rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8),
                   rs.getLong(9)));
+              if (rs.getBoolean(10)) {
+                arriving.add(rs.getString(5));
+              }
             }
           }
         }
-        return new CopySources(List.copyOf(holders), seed, seedBusy, Math.max(0, followers));
+        return new CopySources(List.copyOf(holders), java.util.Set.copyOf(arriving), seed, seedBusy,
+            Math.max(0, followers));
       }
     });
   }
 
   /**
-   * The answer of {@link #sources}: holders best first, the job's seed, whether its pull of this
-   * object is taken, and how many followers the job has (targets other than the seed).
+   * The answer of {@link #sources}: every source best first ({@code holders}, whose
+   * {@code filePath} is null for an arriving node), which of them are still receiving the object,
+   * the job's seed, whether its pull of this object is taken, and how many followers the job has
+   * (targets other than the seed).
    */
-  public record CopySources(List<Replica> holders, String seedNodeId, boolean seedPullInFlight, int followers) {}
+  public record CopySources(List<Replica> holders, java.util.Set<String> arriving, String seedNodeId,
+      boolean seedPullInFlight, int followers) {}
 
   /**
-   * Always one row per holder, or one row of nulls (but the seed's answers) when there is none:
+   * Always one row per source, or one row of nulls (but the seed's answers) when there is none:
    * the LEFT JOIN LATERAL keeps the job's row.
    */
   private static final String SOURCES = """
       WITH job AS (
-        SELECT j.seed_node_id AS seed, (SELECT count(*) FROM placements p WHERE p.job_id = q.job_id) - 1 AS followers
+        SELECT q.job_id, j.seed_node_id AS seed,
+               (SELECT count(*) FROM placements p WHERE p.job_id = q.job_id) - 1 AS followers
           FROM (SELECT ?::varchar AS job_id) q
           LEFT JOIN jobs j ON j.job_id = q.job_id),
       busy AS (
@@ -177,18 +206,34 @@ public final class ReplicaCatalog {
                   WHERE t.state = 'processing' AND t.task_type = 'REPLICA_COPY' AND t.object_id = ?
                     AND t.source_node_id = job.seed AND t.node_id <> ?
                     AND t.updated_at > now() - make_interval(secs => ?)) AS seed_busy)
-      SELECT job.seed, busy.seed_busy, job.followers, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path, h.file_offset
+      SELECT job.seed, busy.seed_busy, job.followers, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path,
+             h.file_offset, h.arriving
         FROM job
        CROSS JOIN busy
         LEFT JOIN LATERAL (
-          SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset,
-                 %s AS avoided,
+          SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset, false AS arriving,
+                 %1$s AS avoided,
                  (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = r.node_id) AS in_flight
             FROM object_replicas r
             JOIN nodes ON nodes.node_id = r.node_id
            WHERE r.object_id = ? AND r.digest = ? AND r.node_id <> ?
-             AND nodes.heartbeat_at > now() - make_interval(secs => ?)) h ON true
-       ORDER BY h.avoided, h.in_flight, random()
+             AND nodes.heartbeat_at > now() - make_interval(secs => ?)
+          UNION ALL
+          SELECT a.object_id, a.node_id, a.bytes_total, ?::varchar, NULL, 0::bigint, true,
+                 %1$s,
+                 (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = a.node_id)
+            FROM tasks a
+            JOIN nodes ON nodes.node_id = a.node_id
+           WHERE a.state = 'processing' AND a.task_type = 'REPLICA_COPY' AND a.object_id = ?
+             AND a.job_id = job.job_id AND a.node_id <> ?
+             AND a.updated_at > now() - make_interval(secs => ?)
+             AND nodes.heartbeat_at > now() - make_interval(secs => ?)
+             AND a.source_node_id <> ?
+             AND EXISTS (SELECT 1 FROM object_replicas s
+                          WHERE s.object_id = a.object_id AND s.node_id = a.source_node_id AND s.digest = ?)
+             AND NOT EXISTS (SELECT 1 FROM object_replicas mine
+                              WHERE mine.object_id = a.object_id AND mine.node_id = a.node_id)) h ON true
+       ORDER BY h.avoided, h.in_flight, h.arriving, random()
       """.formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()));
 
   /**

@@ -191,9 +191,70 @@ public final class TaskQueue {
     });
   }
 
+  /**
+   * Records the progress of several running tasks in one statement (a node reports all of its
+   * transfers at once); a task whose lease is gone is left alone. The source stays as recorded.
+   */
+  public void progressAll(long[] taskIds, String[] leaseOwners, long[] bytesDone) {
+    dsl.connection(c -> {
+      try (PreparedStatement ps = c.prepareStatement(PROGRESS_ALL)) {
+        ps.setArray(1, c.createArrayOf("bigint", java.util.Arrays.stream(taskIds).boxed().toArray()));
+        ps.setArray(2, c.createArrayOf("text", leaseOwners));
+        ps.setArray(3, c.createArrayOf("bigint", java.util.Arrays.stream(bytesDone).boxed().toArray()));
+        ps.executeUpdate();
+      }
+    });
+  }
+
+  private static final String PROGRESS_ALL = """
+      UPDATE tasks t SET bytes_done = v.bytes_done, updated_at = now()
+        FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v (task_id, lease_owner, bytes_done)
+       WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
+      """;
+
   private static final String PROGRESS = """
       UPDATE tasks SET bytes_done = ?, source_node_id = ?, updated_at = now()
        WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
+      """;
+
+  /**
+   * Names {@code seed} as the source of running copy {@code taskId} of {@code objectId}, unless
+   * another copy of that object for this job already pulls it from the seed (row written within
+   * {@code fresh}): then false, and the caller takes the object from that copy as it arrives. Two
+   * followers that want the same new object at the same moment (copies of an object are released
+   * to every follower at once) thus never both pull it from the seed: the check and the write run
+   * under a transaction-scoped advisory lock on the object, so the second one sees the first. Also
+   * false when the lease is gone.
+   */
+  public boolean takeSeedPull(long taskId, String leaseOwner, String jobId, String objectId, String seed,
+      Duration fresh) {
+    return dsl.transactionResult(cfg -> cfg.dsl().connectionResult(c -> {
+      try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 7))")) {
+        lock.setString(1, jobId + "\n" + objectId);
+        lock.execute();
+      }
+      try (PreparedStatement ps = c.prepareStatement(TAKE_SEED_PULL)) {
+        ps.setString(1, seed);
+        ps.setLong(2, taskId);
+        ps.setString(3, leaseOwner);
+        ps.setString(4, objectId);
+        ps.setString(5, jobId);
+        ps.setString(6, seed);
+        ps.setLong(7, taskId);
+        ps.setDouble(8, fresh.toMillis() / 1000.0);
+        return ps.executeUpdate() == 1;
+      }
+    }));
+  }
+
+  private static final String TAKE_SEED_PULL = """
+      UPDATE tasks SET source_node_id = ?, updated_at = now()
+       WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
+         AND NOT EXISTS (
+               SELECT 1 FROM tasks t
+                WHERE t.state = 'processing' AND t.task_type = 'REPLICA_COPY' AND t.object_id = ? AND t.job_id = ?
+                  AND t.source_node_id = ? AND t.task_id <> ?
+                  AND t.updated_at > now() - make_interval(secs => ?))
       """;
 
   /**
