@@ -22,7 +22,9 @@ public final class Arrival {
     private long landed;
     private boolean complete;
     private boolean failed;
-    private List<Runnable> waiters = new ArrayList<>();
+    private record Waiter(long have, Runnable run) {}
+
+    private List<Waiter> waiters = new ArrayList<>();
 
     /**
      * @param length the object's length
@@ -64,7 +66,7 @@ public final class Arrival {
                 return;
             }
             landed = Math.min(bytes, length);
-            wake = takeWaiters();
+            wake = takeWaitersBelow(landed);
         }
         wake.forEach(Runnable::run);
     }
@@ -103,7 +105,7 @@ public final class Arrival {
     public void whenBeyond(long have, Runnable waiter) {
         synchronized (this) {
             if (!failed && !complete && landed <= have) {
-                waiters.add(waiter);
+                waiters.add(new Waiter(have, waiter));
                 return;
             }
         }
@@ -111,8 +113,21 @@ public final class Arrival {
     }
 
     private List<Runnable> takeWaiters() {
-        List<Runnable> wake = waiters;
-        waiters = new ArrayList<>();
+        return takeWaitersBelow(Long.MAX_VALUE);
+    }
+
+    /** The waiters whose wait ends with {@code landed} bytes there; the others keep waiting. */
+    private List<Runnable> takeWaitersBelow(long landed) {
+        List<Runnable> wake = new ArrayList<>();
+        List<Waiter> keep = new ArrayList<>();
+        for (Waiter w : waiters) {
+            if (w.have() < landed) {
+                wake.add(w.run());
+            } else {
+                keep.add(w);
+            }
+        }
+        waiters = keep;
         return wake;
     }
 

@@ -144,4 +144,105 @@ class SeedRelayTest {
     assertEquals(1, again.attempt(), "the first real attempt is still attempt 1");
     assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(first.taskId())), "no attempt recorded");
   }
+
+  private static void register(String... nodes) {
+    var registry = new io.mooncake.dist.scheduler.store.NodeRegistry(dsl());
+    for (String n : nodes) {
+      registry.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+  }
+
+  private static void replica(String object, String node) {
+    dsl().execute("INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
+        + "VALUES (?, ?, 8, 'sha256:aa', '/data/f', 0)", object, node);
+  }
+
+  @Test
+  void aFollowerPullingFromAHolderIsASourceWhileItArrivesButOneRelayingAnArrivingObjectIsNot() {
+    String first = "10.0.3.2:1";
+    String second = "10.0.3.3:1";
+    String reader = "10.0.3.4:1";
+    register(SEED, first, second, reader);
+    jobWithCopies("relay-5", first, second, reader);
+    String object = "relay-5/o1";
+    replica(object, SEED);
+    ReplicaCatalog replicas = new ReplicaCatalog(dsl());
+    TaskQueue queue = new TaskQueue(dsl());
+    assertEquals(List.of(SEED), nodesOf(sources(replicas, object, reader)));
+
+    ClaimedTask pull = claim(first);
+    assertTrue(queue.progress(pull.taskId(), first + "/w", 0, SEED));
+    ReplicaCatalog.CopySources found = sources(replicas, object, reader);
+    assertEquals(java.util.Set.of(first), found.arriving());
+    assertEquals(List.of(first, SEED), nodesOf(found), "the arriving follower is less busy than the seed it pulls from");
+    assertEquals(null, found.holders().get(0).filePath(), "an arriving source publishes no file yet");
+
+    // A follower relaying from the arriving one is no source for others: chains stay two hops,
+    // so no two nodes can ever wait on each other.
+    ClaimedTask relay = claim(second);
+    assertTrue(queue.progress(relay.taskId(), second + "/w", 0, first));
+    assertEquals(java.util.Set.of(first), sources(replicas, object, reader).arriving());
+    assertEquals(java.util.Set.of(first), sources(replicas, object, second).arriving(), "and none for itself");
+    assertEquals(java.util.Set.of(), sources(replicas, object, first).arriving(), "nor is a node its own source");
+
+    // A pull that stopped moving stops counting, as does a node gone silent.
+    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", pull.taskId());
+    assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
+    dsl().execute("UPDATE tasks SET updated_at = now() WHERE task_id = ?", pull.taskId());
+    dsl().execute("UPDATE nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = ?", first);
+    assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
+    dsl().execute("UPDATE nodes SET heartbeat_at = now() WHERE node_id = ?", first);
+
+    // Once it holds the object it is listed once, as a holder.
+    replica(object, first);
+    found = sources(replicas, object, reader);
+    assertEquals(java.util.Set.of(second), found.arriving(), "now second relays from a holder");
+    assertTrue(nodesOf(found).containsAll(List.of(SEED, first, second)));
+    assertEquals(3, found.holders().size());
+  }
+
+  @Test
+  void onlyOneFollowerAtATimeTakesAnObjectFromTheSeed() {
+    String a = "10.0.4.2:1";
+    String b = "10.0.4.3:1";
+    jobWithCopies("relay-6", a, b);
+    TaskQueue queue = new TaskQueue(dsl());
+    ClaimedTask first = claim(a);
+    ClaimedTask second = claim(b);
+    Duration fresh = Duration.ofSeconds(5);
+    assertTrue(queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh));
+    assertFalse(queue.takeSeedPull(second.taskId(), b + "/w", "relay-6", "relay-6/o1", SEED, fresh),
+        "the other follower relays it instead");
+    assertTrue(queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh),
+        "taking it again for the same copy is fine");
+    assertFalse(queue.takeSeedPull(first.taskId(), "lost-lease", "relay-6", "relay-6/o1", SEED, fresh));
+    // The first pull stalls (its row stops moving): the seed is free again.
+    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", first.taskId());
+    assertTrue(queue.takeSeedPull(second.taskId(), b + "/w", "relay-6", "relay-6/o1", SEED, fresh));
+    assertEquals(SEED, dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(second.taskId())).fetchOne().getSourceNodeId());
+  }
+
+  @Test
+  void progressOfSeveralTasksIsOneStatementGuardedByEachLease() {
+    String a = "10.0.5.2:1";
+    String b = "10.0.5.3:1";
+    jobWithCopies("relay-7", a, b);
+    TaskQueue queue = new TaskQueue(dsl());
+    ClaimedTask first = claim(a);
+    ClaimedTask second = claim(b);
+    assertTrue(queue.progress(first.taskId(), a + "/w", 0, SEED));
+    queue.progressAll(new long[] {first.taskId(), second.taskId()}, new String[] {a + "/w", "not-the-owner"},
+        new long[] {5, 6});
+    var rows = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.in(first.taskId(), second.taskId())).orderBy(TASKS.TASK_ID)
+        .fetch();
+    assertEquals(5, rows.get(0).getBytesDone());
+    assertEquals(SEED, rows.get(0).getSourceNodeId(), "the source stays as recorded");
+    assertEquals(0, rows.get(1).getBytesDone(), "a lease held by someone else is not written");
+    assertEquals(5L, dsl().fetchValue("SELECT staged_bytes FROM placement_bytes WHERE job_id = 'relay-7' AND node_id = ?",
+        a), "the placement's byte count follows");
+  }
+
+  private static List<String> nodesOf(ReplicaCatalog.CopySources found) {
+    return found.holders().stream().map(io.mooncake.dist.scheduler.store.Replica::nodeId).toList();
+  }
 }
