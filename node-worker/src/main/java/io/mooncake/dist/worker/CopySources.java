@@ -12,18 +12,19 @@ import java.util.List;
  * in pull form):
  *
  * <ul>
- *   <li>Followers that hold the object come first, in the catalog's order (not avoided, least
- *       busy); the seed is the last resort, for when every one of them fails.
- *   <li>When the seed is the only holder and another follower is already pulling this object from
- *       it, the copy waits for that follower instead of pulling a second copy: it is deferred
- *       (not failed, not an attempt) and claimed again moments later, when the object usually has
- *       a follower holder.
+ *   <li>Other followers come first, in the catalog's order (not avoided, least busy): those that
+ *       hold the object and those receiving it from a holder right now, which relay it as it
+ *       lands (cut-through); the seed is the last resort, for when every one of them fails.
+ *   <li>When the seed is the only source and another follower is already pulling this object
+ *       from it but cannot serve it yet (its node is not live), the copy waits instead of pulling
+ *       a second copy: it is deferred (not failed, not an attempt) and claimed again moments
+ *       later.
  *   <li>So does a copy whose only source is the seed while this node is already pulling another
  *       object from it, when the job has other followers to relay: one pull from the seed per
- *       follower at a time, so the seed's uplink is
- *       not split F x concurrency ways (every first copy slow, every relay late) and the node's
- *       other slots take objects other followers relay.
- *   <li>Otherwise the seed sends it, and this follower becomes the object's first relay.
+ *       follower at a time, so the seed's uplink is not split F x concurrency ways and the
+ *       node's other slots take objects other followers relay.
+ *   <li>Otherwise the seed sends it (the caller then takes the object's one seed pull in the
+ *       database, see {@code TaskQueue.takeSeedPull}), and this follower relays it to the others.
  * </ul>
  *
  * A wait lasts only while that other pull makes progress (the caller counts a pull as in flight
@@ -43,7 +44,8 @@ final class CopySources {
   }
 
   /**
-   * @param holders live holders with the right digest, best first (this node excluded)
+   * @param holders live sources with the right digest, holders and receiving followers, best first
+   *     (this node excluded)
    * @param seedNodeId the job's seed
    * @param seedPullInFlight whether another follower is pulling this object from the seed right now
    * @param ownSeedPullRunning whether this node is pulling another object from the seed right now

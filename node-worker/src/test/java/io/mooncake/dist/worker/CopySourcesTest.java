@@ -60,4 +60,13 @@ class CopySourcesTest {
   void withAnUnknownSeedEveryHolderIsAPeer() {
     assertEquals(List.of(SEED, "f1"), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
   }
+
+  @Test
+  void aFollowerStillReceivingTheObjectIsASourceBeforeTheSeedSoNobodyWaitsForItToFinish() {
+    Replica receiving = new Replica("m/o1", "f4", 8, "sha256:aa", null, 0);
+    assertEquals(List.of("f4", SEED), order(CopySources.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
+        "the seed pull in flight is f4's own: relay it rather than wait or pull a second copy");
+    assertEquals(List.of("f1", "f4", SEED), order(CopySources.plan("m/o1", List.of(on("f1"), receiving, on(SEED)), SEED,
+        false, false)));
+  }
 }
