@@ -159,12 +159,12 @@ final class TaskExecutor {
     }
     Path finalPath = store.finalPath(payload.model(), file);
     Replica mine = new Replica(object.objectId(), nodeId, object.length(), object.digest(), finalPath.toString(), object.offset());
-    if (alreadyHeld(object, finalPath, algorithm)) {
-      return new Outcome(object.length(), null, List.of(mine));
-    }
     for (int round = 0; ; round++) {
       ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
           NodeRegistry.LIVENESS, RELAY_FRESH);
+      if (round == 0 && found.heldHere() && alreadyHeld(object, finalPath, algorithm)) {
+        return new Outcome(object.length(), null, List.of(mine));
+      }
       boolean relaying = found.followers() > 1;
       List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
           found.seedPullInFlight(), relaying && seedPulls.get() >= SEED_PULLS)) {
@@ -181,8 +181,8 @@ final class TaskExecutor {
       try {
         SeedPull seedPull = seedSlot ? new SeedPull(found.seedNodeId(), () -> leases.takeSeedPull(taskId, leaseOwner,
             jobId, object.objectId(), found.seedNodeId(), RELAY_FRESH)) : null;
-        return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, found.arriving(), seedPull,
-            progress);
+        return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, found.arriving(), found.struck(),
+            seedPull, progress);
       } catch (SeedTaken e) {
         if (round > 0) {
           throw new TaskDeferred("object " + object.objectId() + " is on its way from the seed " + found.seedNodeId()
@@ -229,8 +229,8 @@ final class TaskExecutor {
   }
 
   private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, ObjectDigest.Algorithm algorithm,
-      Path finalPath, Replica mine, List<Replica> holders, java.util.Set<String> arriving, SeedPull seedPull,
-      Progress progress) throws TaskFailure, StoreException {
+      Path finalPath, Replica mine, List<Replica> holders, java.util.Set<String> arriving, java.util.Set<String> struck,
+      SeedPull seedPull, Progress progress) throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }
@@ -264,7 +264,10 @@ final class TaskExecutor {
         if (r.bytes() == object.length() - from && ObjectDigest.same(digest, object.digest())) {
           arrivals.verified(here);
           verified = true;
-          strikes(() -> replicas.holderServed(holder.nodeId()));
+          if (struck.contains(holder.nodeId())) {
+            // One good copy clears its strikes; a holder with none needs no write.
+            strikes(() -> replicas.holderServed(holder.nodeId()));
+          }
           if (from > 0) {
             log.info("object {}: resumed at byte {} from {} after an interrupted fetch; verified whole", object.objectId(),
                 from, holder.nodeId());

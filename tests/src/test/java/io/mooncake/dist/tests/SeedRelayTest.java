@@ -199,6 +199,15 @@ class SeedRelayTest {
     assertEquals(java.util.Set.of(second), found.arriving(), "now second relays from a holder");
     assertTrue(nodesOf(found).containsAll(List.of(SEED, first, second)));
     assertEquals(3, found.holders().size());
+
+    // What the copy needs to know without asking again: whether it holds the object itself, and
+    // which sources have strikes a good copy would clear.
+    assertFalse(found.heldHere());
+    assertEquals(java.util.Set.of(), found.struck());
+    replicas.holderFailed(first, "test strike");
+    assertEquals(java.util.Set.of(first), sources(replicas, object, reader).struck());
+    replica(object, reader);
+    assertTrue(sources(replicas, object, reader).heldHere());
   }
 
   @Test

@@ -142,6 +142,10 @@ public final class ReplicaCatalog {
         ps.setString(i++, objectId);
         ps.setString(i++, excludeNode);
         ps.setDouble(i++, freshSecs);
+        // this node's own replica
+        ps.setString(i++, objectId);
+        ps.setString(i++, excludeNode);
+        ps.setString(i++, digest);
         // holders
         ps.setString(i++, objectId);
         ps.setString(i++, digest);
@@ -157,6 +161,8 @@ public final class ReplicaCatalog {
         ps.setString(i++, digest);
         List<Replica> holders = new ArrayList<>();
         java.util.Set<String> arriving = new java.util.HashSet<>();
+        java.util.Set<String> struck = new java.util.HashSet<>();
+        boolean held = false;
         String seed = null;
         boolean seedBusy = false;
         int followers = 0;
@@ -165,7 +171,11 @@ public final class ReplicaCatalog {
             seed = rs.getString(1);
             seedBusy = rs.getBoolean(2);
             followers = rs.getInt(3);
+            held = rs.getBoolean(12);
             if (rs.getString(5) != null) {
+              if (rs.getBoolean(11)) {
+                struck.add(rs.getString(5));
+              }
               holders.add(new Replica(rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8),
                   rs.getLong(9)));
               if (rs.getBoolean(10)) {
@@ -174,8 +184,8 @@ public final class ReplicaCatalog {
             }
           }
         }
-        return new CopySources(List.copyOf(holders), java.util.Set.copyOf(arriving), seed, seedBusy,
-            Math.max(0, followers));
+        return new CopySources(List.copyOf(holders), java.util.Set.copyOf(arriving), java.util.Set.copyOf(struck), seed,
+            seedBusy, Math.max(0, followers), held);
       }
     });
   }
@@ -183,11 +193,13 @@ public final class ReplicaCatalog {
   /**
    * The answer of {@link #sources}: every source best first ({@code holders}, whose
    * {@code filePath} is null for an arriving node), which of them are still receiving the object,
-   * the job's seed, whether its pull of this object is taken, and how many followers the job has
-   * (targets other than the seed).
+   * which have serve failures on record (a good copy from them clears those, see
+   * {@link #holderServed}; the others need no write), the job's seed, whether its pull of this
+   * object is taken, how many followers the job has (targets other than the seed), and whether
+   * the asking node itself publishes a replica with the expected digest (an earlier job staged it).
    */
-  public record CopySources(List<Replica> holders, java.util.Set<String> arriving, String seedNodeId,
-      boolean seedPullInFlight, int followers) {}
+  public record CopySources(List<Replica> holders, java.util.Set<String> arriving, java.util.Set<String> struck,
+      String seedNodeId, boolean seedPullInFlight, int followers, boolean heldHere) {}
 
   /**
    * Always one row per source, or one row of nulls (but the seed's answers) when there is none:
@@ -207,12 +219,13 @@ public final class ReplicaCatalog {
                     AND t.source_node_id = job.seed AND t.node_id <> ?
                     AND t.updated_at > now() - make_interval(secs => ?)) AS seed_busy)
       SELECT job.seed, busy.seed_busy, job.followers, h.object_id, h.node_id, h.size_bytes, h.digest, h.file_path,
-             h.file_offset, h.arriving
+             h.file_offset, h.arriving, h.struck, mine.held
         FROM job
        CROSS JOIN busy
+       CROSS JOIN (SELECT EXISTS (SELECT 1 FROM object_replicas WHERE object_id = ? AND node_id = ? AND digest = ?) AS held) mine
         LEFT JOIN LATERAL (
           SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset, false AS arriving,
-                 %1$s AS avoided,
+                 nodes.serve_failures > 0 AS struck, %1$s AS avoided,
                  (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = r.node_id) AS in_flight
             FROM object_replicas r
             JOIN nodes ON nodes.node_id = r.node_id
@@ -220,7 +233,7 @@ public final class ReplicaCatalog {
              AND nodes.heartbeat_at > now() - make_interval(secs => ?)
           UNION ALL
           SELECT a.object_id, a.node_id, a.bytes_total, ?::varchar, NULL, 0::bigint, true,
-                 %1$s,
+                 nodes.serve_failures > 0, %1$s,
                  (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = a.node_id)
             FROM tasks a
             JOIN nodes ON nodes.node_id = a.node_id
