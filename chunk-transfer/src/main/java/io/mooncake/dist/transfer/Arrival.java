@@ -73,26 +73,26 @@ public final class Arrival {
 
     /** Every byte landed and was verified: waiters finish from the file. Ignored after a failure. */
     public void finish() {
-        List<Runnable> wake;
-        synchronized (this) {
-            if (failed || complete) {
-                return;
-            }
-            complete = true;
-            landed = length;
-            wake = takeWaiters();
-        }
-        wake.forEach(Runnable::run);
+        end(true);
     }
 
     /** The receive ended without a verified object. Ignored once complete. */
     public void fail() {
+        end(false);
+    }
+
+    private void end(boolean verified) {
         List<Runnable> wake;
         synchronized (this) {
             if (failed || complete) {
                 return;
             }
-            failed = true;
+            if (verified) {
+                complete = true;
+                landed = length;
+            } else {
+                failed = true;
+            }
             wake = takeWaiters();
         }
         wake.forEach(Runnable::run);
