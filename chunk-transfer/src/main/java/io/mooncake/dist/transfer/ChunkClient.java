@@ -2,6 +2,7 @@ package io.mooncake.dist.transfer;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOption;
@@ -21,10 +22,14 @@ import java.util.function.LongConsumer;
 /**
  * Fetches byte ranges of objects from {@link ChunkServer}s into local files.
  *
- * <p>Each fetch uses its own connection, which first completes the cluster handshake: the request
- * (and with it the object id) is only sent once the peer has proven it holds the cluster secret.
- * One connection per fetch means one failed or slow transfer never disturbs another and
- * a failure leaves nothing behind to clean up. The payload streams from direct socket buffers into
+ * <p>Each fetch has a connection to itself, which first completes the cluster handshake: the
+ * request (and with it the object id) is only sent once the peer has proven it holds the cluster
+ * secret. A connection whose fetch succeeded is kept for the next fetch from the same peer (at most
+ * {@value #MAX_IDLE_PER_PEER} per peer, closed after the idle timeout), which then skips the TCP and
+ * cluster handshakes and TCP's slow start; a fetch that fails closes its connection. So one failed
+ * or slow transfer never disturbs another and a failure leaves nothing behind to clean up. A kept
+ * connection the peer closed meanwhile is noticed before any byte of the answer, and the fetch
+ * then starts over on a new connection. The payload streams from direct socket buffers into
  * the target with positional writes while being hashed; memory use per fetch is a few socket buffers
  * whatever the chunk size. The client never retries: it reports what went wrong and the caller
  * decides. Thread-safe; one instance is meant to be shared.
@@ -44,6 +49,12 @@ public final class ChunkClient implements AutoCloseable {
     private final ChunkSecurity security;
     private final AtomicInteger requestIds = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Authenticated connections whose last fetch succeeded, per {@code host:port}, newest first. */
+    private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.ConcurrentLinkedDeque<Channel>> idle =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Kept connections per peer; more are closed when their fetch ends. */
+    static final int MAX_IDLE_PER_PEER = 8;
 
     /**
      * A client with the {@linkplain #DEFAULT_IDLE_TIMEOUT default idle timeout}, owning its own event loops.
@@ -144,7 +155,34 @@ public final class ChunkClient implements AutoCloseable {
                     ChunkTransferException.Kind.CONNECTION, spec.describe() + ": client is closed"));
             return result;
         }
-        FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout);
+        start(host, port, spec, chunkSink, progress, result, true);
+        return result;
+    }
+
+    /** Sends the fetch on a kept connection to the peer if there is one ({@code mayReuse}), else on a new one. */
+    private void start(String host, int port, FetchSpec spec, ChunkSink chunkSink, LongConsumer progress,
+                       CompletableFuture<FetchResult> result, boolean mayReuse) {
+        String peer = spec.peer();
+        Channel kept = mayReuse ? takeIdle(peer) : null;
+        if (kept != null) {
+            FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout, ch -> keep(peer, ch),
+                    () -> start(host, port, spec, chunkSink, progress, result, false));
+            try {
+                kept.pipeline().replace(IdleConnection.NAME, "fetch", handler);
+            } catch (RuntimeException e) {
+                // Closed and cleaned up meanwhile: a new connection it is.
+                kept.close();
+                start(host, port, spec, chunkSink, progress, result, false);
+                return;
+            }
+            result.whenComplete((r, e) -> {
+                if (result.isCancelled()) {
+                    kept.close();
+                }
+            });
+            return;
+        }
+        FetchHandler handler = new FetchHandler(spec, chunkSink, progress, result, idleTimeout, ch -> keep(peer, ch), null);
         ChannelFuture connect;
         try {
             connect = bootstrap.clone().handler(new ChunkClientInitializer(idleTimeout, handler, security, host, port, downloadLimit)).connect(host, port);
@@ -152,7 +190,7 @@ public final class ChunkClient implements AutoCloseable {
             // The event loops were shut down between the closed check and here.
             result.completeExceptionally(new ChunkTransferException(
                     ChunkTransferException.Kind.CONNECTION, spec.describe() + ": cannot start connection: " + e, e));
-            return result;
+            return;
         }
         connect.addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
@@ -164,7 +202,68 @@ public final class ChunkClient implements AutoCloseable {
                 connect.channel().close();
             }
         });
-        return result;
+    }
+
+    /** The kept connections to {@code host:port}, newest first (for tests). */
+    java.util.List<Channel> idleConnections(String peer) {
+        java.util.concurrent.ConcurrentLinkedDeque<Channel> kept = idle.get(peer);
+        return kept == null ? java.util.List.of() : java.util.List.copyOf(kept);
+    }
+
+    private Channel takeIdle(String peer) {
+        java.util.concurrent.ConcurrentLinkedDeque<Channel> kept = idle.get(peer);
+        if (kept == null) {
+            return null;
+        }
+        for (Channel ch; (ch = kept.pollFirst()) != null; ) {
+            if (ch.isActive()) {
+                return ch;
+            }
+        }
+        return null;
+    }
+
+    /** On the connection's event loop, after its fetch succeeded: keep it for the next fetch, or close it. */
+    private void keep(String peer, Channel ch) {
+        java.util.concurrent.ConcurrentLinkedDeque<Channel> kept = idle.computeIfAbsent(peer,
+                k -> new java.util.concurrent.ConcurrentLinkedDeque<>());
+        if (closed.get() || !ch.isActive() || kept.size() >= MAX_IDLE_PER_PEER) {
+            ch.close();
+            return;
+        }
+        ch.pipeline().replace("fetch", IdleConnection.NAME, new IdleConnection(() -> kept.remove(ch)));
+        kept.offerFirst(ch);
+    }
+
+    /**
+     * Sits where the fetch handler was while a connection waits to be reused: any byte from the
+     * peer now is a protocol error, and the read timeout, the peer closing or an error all close
+     * the connection and drop it from the pool.
+     */
+    private static final class IdleConnection extends io.netty.channel.ChannelInboundHandlerAdapter {
+        static final String NAME = "idle";
+        private final Runnable forget;
+
+        IdleConnection(Runnable forget) {
+            this.forget = forget;
+        }
+
+        @Override
+        public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            ctx.close();
+        }
+
+        @Override
+        public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+
+        @Override
+        public void channelInactive(io.netty.channel.ChannelHandlerContext ctx) {
+            forget.run();
+            ctx.fireChannelInactive();
+        }
     }
 
     /**

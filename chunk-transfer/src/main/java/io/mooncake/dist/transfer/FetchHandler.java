@@ -19,9 +19,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drives one fetch on its own connection: once the handshake has authenticated the peer, sends the
- * request, checks the header against what was
- * asked, streams the payload into the {@link ChunkSink} and completes the future exactly once.
+ * Drives one fetch on a connection of its own: once the handshake has authenticated the peer (or
+ * at once, on a kept connection that did so for an earlier fetch), sends the request, checks the
+ * header against what was asked, streams the payload into the {@link ChunkSink} and completes the
+ * future exactly once. After a success the connection goes to {@code keep} for the next fetch from
+ * that peer; after a failure it is closed. On a kept connection a failure before any byte of the
+ * answer means the peer had closed it meanwhile: the fetch starts over elsewhere ({@code retry})
+ * instead of failing.
  *
  * <p>Success is declared at the end of a read batch rather than the moment the last promised byte
  * arrives, so bytes the peer sent beyond its promise in the same burst are caught as a protocol
@@ -42,9 +46,19 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     private boolean headerSeen;
     private boolean payloadComplete;
     private boolean finished;
+    private final java.util.function.Consumer<Channel> keep;
+    /** Set on a kept connection: where the fetch starts over if the peer closed it meanwhile. */
+    private final Runnable retry;
 
     FetchHandler(FetchSpec spec, ChunkSink sink, LongConsumer progress, CompletableFuture<FetchResult> result,
                  Duration idleTimeout) {
+        this(spec, sink, progress, result, idleTimeout, null, null);
+    }
+
+    FetchHandler(FetchSpec spec, ChunkSink sink, LongConsumer progress, CompletableFuture<FetchResult> result,
+                 Duration idleTimeout, java.util.function.Consumer<Channel> keep, Runnable retry) {
+        this.keep = keep;
+        this.retry = retry;
         this.spec = spec;
         this.sink = sink;
         this.progress = progress;
@@ -55,6 +69,30 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        if (retry != null) {
+            // A kept connection: the peer proved its membership for an earlier fetch.
+            authenticated = true;
+            ResponseDecoder decoder = ctx.pipeline().get(ResponseDecoder.class);
+            try {
+                decoder.expectNext();
+                // The idle time so far was the pool's, not this fetch's: the timeout starts now.
+                ctx.pipeline().replace("read-timeout", "read-timeout",
+                        new io.netty.handler.timeout.ReadTimeoutHandler(idleTimeout.toMillis(),
+                                java.util.concurrent.TimeUnit.MILLISECONDS));
+            } catch (RuntimeException e) {
+                fail(Kind.CONNECTION, "kept connection not reusable: " + e, e);
+                return;
+            }
+            sendRequest(ctx);
+        }
+    }
+
+    private void sendRequest(ChannelHandlerContext ctx) {
+        ctx.writeAndFlush(spec.toRequest()).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                fail(Kind.CONNECTION, "cannot send request: " + f.cause(), f.cause());
+            }
+        });
     }
 
     /** Called by the client when the connection could not be made at all. */
@@ -67,11 +105,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         if (evt == ClientHandshakeHandler.AUTHENTICATED) {
             // Only now: a peer that has not proven membership never learns what we ask for.
             authenticated = true;
-            ctx.writeAndFlush(spec.toRequest()).addListener((ChannelFutureListener) f -> {
-                if (!f.isSuccess()) {
-                    fail(Kind.CONNECTION, "cannot send request: " + f.cause(), f.cause());
-                }
-            });
+            sendRequest(ctx);
             return;
         }
         if (evt instanceof SslHandshakeCompletionEvent tls && !tls.isSuccess()) {
@@ -100,7 +134,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         if (payloadComplete) {
-            succeed();
+            succeed(true);
         }
         ctx.fireChannelReadComplete();
     }
@@ -108,7 +142,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (payloadComplete) {
-            succeed();
+            succeed(false);
         } else if (headerSeen) {
             fail(Kind.SHORT_TRANSFER, "connection closed after " + sink.written() + " of " + spec.length()
                     + " payload bytes", null);
@@ -136,7 +170,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             fail(Kind.PROTOCOL, "malformed response: " + cause.getMessage(), cause);
         } else if (payloadComplete) {
             // Every promised byte is in place; a reset after that does not make them wrong.
-            succeed();
+            succeed(false);
         } else if (cause instanceof IOException && headerSeen) {
             fail(Kind.SHORT_TRANSFER, "connection lost after " + sink.written() + " of " + spec.length()
                     + " payload bytes: " + cause, cause);
@@ -199,7 +233,8 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void succeed() {
+    /** @param reusable whether the connection is fit for another fetch (it ended cleanly, not in an error) */
+    private void succeed(boolean reusable) {
         if (finished) {
             return;
         }
@@ -210,7 +245,11 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
-        channel.close();
+        if (reusable && keep != null && channel.isActive()) {
+            keep.accept(channel);
+        } else {
+            channel.close();
+        }
         result.complete(new FetchResult(sink.written(), sink.digest()));
     }
 
@@ -219,6 +258,16 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
+        if (retry != null && kind == Kind.CONNECTION && !headerSeen) {
+            // The kept connection was closed by the peer (idle, restarted) before it answered:
+            // nothing was written, so the same fetch goes out again on a new connection.
+            log.debug("{}: kept connection unusable ({}); reconnecting", spec.describe(), detail);
+            if (channel != null) {
+                channel.close();
+            }
+            retry.run();
+            return;
+        }
         sink.abort();
         if (channel != null) {
             channel.close();

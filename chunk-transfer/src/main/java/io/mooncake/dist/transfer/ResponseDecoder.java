@@ -6,8 +6,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Decodes the one response a client connection carries: emits a {@link ResponseHeader}, then the
- * payload as a series of retained {@link ByteBuf} slices of the received socket buffers.
+ * Decodes the response to a connection's current request: emits a {@link ResponseHeader}, then the
+ * payload as a series of retained {@link ByteBuf} slices of the received socket buffers. A kept
+ * connection's next fetch calls {@link #expectNext} before it sends its request.
  *
  * <p>Unlike a {@code ByteToMessageDecoder}, this never accumulates payload: each slice shares memory
  * with the buffer the transport read into, so a 64 MiB payload is never held in memory at once and
@@ -22,6 +23,18 @@ final class ResponseDecoder extends ChannelInboundHandlerAdapter {
     private State state = State.HEADER;
     private ByteBuf header;
     private long remaining;
+
+    /** The last response was read whole: the next bytes are a new response's header. */
+    void expectNext() {
+        if (state != State.DONE) {
+            throw new IllegalStateException("response decoder in state " + state + ", not done with the last response");
+        }
+        state = State.HEADER;
+        remaining = 0;
+        if (header != null) {
+            header.clear();
+        }
+    }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
