@@ -192,19 +192,8 @@ final class TaskExecutor {
       } finally {
         if (seedSlot) {
           seedPulls.decrementAndGet();
-          promoteNextSeedOnly(jobId, found.seedNodeId());
         }
       }
-    }
-  }
-
-  /** This node's seed slot is free again: its next copy is one only the seed can serve, if any. */
-  private void promoteNextSeedOnly(String jobId, String seed) {
-    try {
-      leases.promoteSeedOnlyCopy(nodeId, jobId, seed);
-    } catch (RuntimeException e) {
-      // Only the order of this node's copies is at stake.
-      log.debug("cannot promote a copy only the seed holds: {}", e.toString());
     }
   }
 

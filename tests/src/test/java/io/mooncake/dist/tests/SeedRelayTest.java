@@ -254,32 +254,4 @@ class SeedRelayTest {
   private static List<String> nodesOf(ReplicaCatalog.CopySources found) {
     return found.holders().stream().map(io.mooncake.dist.scheduler.store.Replica::nodeId).toList();
   }
-
-  @Test
-  void whenItsSeedPullEndsANodeTakesAnObjectOnlyTheSeedHoldsNext() {
-    String node = "10.0.6.2:1";
-    String other = "10.0.6.3:1";
-    jobWithCopies("relay-8", node, other);
-    // Two more copies for node, queued after o1: o2 (a follower holds it too) and o3 (only the seed).
-    for (String o : List.of("relay-8/o2", "relay-8/o3")) {
-      dsl().execute("""
-          INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total, run_after)
-          VALUES ('relay-8', ?, 'REPLICA_COPY', ?, '{"model":null,"files":[]}', 8, now() - interval '1 second')""",
-          node, o);
-    }
-    dsl().execute("UPDATE tasks SET run_after = now() - interval '1 hour' WHERE job_id = 'relay-8' AND object_id = 'relay-8/o1'");
-    for (String o : List.of("relay-8/o1", "relay-8/o2", "relay-8/o3")) {
-      replica(o, SEED);
-    }
-    replica("relay-8/o2", other);
-    TaskQueue queue = new TaskQueue(dsl());
-    // o1 is being copied by the other follower: not "nobody has it" either.
-    ClaimedTask running = claim(other);
-    assertEquals("relay-8/o1", running.objectId());
-
-    assertTrue(queue.promoteSeedOnlyCopy(node, "relay-8", SEED));
-    assertEquals("relay-8/o3", claim(node).objectId(), "the seed-only object jumps the queue");
-    assertFalse(queue.promoteSeedOnlyCopy(node, "relay-8", SEED), "o1 is being copied, o2 has a follower holder");
-    assertEquals("relay-8/o1", claim(node).objectId(), "the rest keep their order");
-  }
 }

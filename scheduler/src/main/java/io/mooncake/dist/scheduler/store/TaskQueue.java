@@ -247,41 +247,6 @@ public final class TaskQueue {
     }));
   }
 
-  /**
-   * Moves to the front of {@code nodeId}'s queue its first pending copy, for job {@code jobId}, of
-   * an object that only the seed holds and nobody is copying: called when the node's pull from the
-   * seed ends, so that it takes the next object nobody else has at once (rarest first) instead of
-   * after every copy it could relay. Otherwise those objects are the ones every follower reaches
-   * last (a copy that waited went to the back of its queue), and the seed ends up sending to few
-   * followers at a time. False when there is no such copy.
-   */
-  public boolean promoteSeedOnlyCopy(String nodeId, String jobId, String seedNodeId) {
-    return dsl.connectionResult(c -> {
-      try (PreparedStatement ps = c.prepareStatement(PROMOTE_SEED_ONLY)) {
-        ps.setString(1, nodeId);
-        ps.setString(2, jobId);
-        ps.setString(3, seedNodeId);
-        return ps.executeUpdate() == 1;
-      }
-    });
-  }
-
-  private static final String PROMOTE_SEED_ONLY = """
-      UPDATE tasks SET run_after = now() - interval '1 day'
-       WHERE task_id = (
-             SELECT t.task_id
-               FROM tasks t
-              WHERE t.node_id = ? AND t.state = 'pending' AND t.job_id = ? AND t.task_type = 'REPLICA_COPY'
-                AND t.run_after <= now()
-                AND NOT EXISTS (SELECT 1 FROM object_replicas r WHERE r.object_id = t.object_id AND r.node_id <> ?)
-                AND NOT EXISTS (SELECT 1 FROM tasks p
-                                 WHERE p.state = 'processing' AND p.task_type = 'REPLICA_COPY'
-                                   AND p.object_id = t.object_id AND p.job_id = t.job_id)
-              ORDER BY t.run_after, t.task_id
-              LIMIT 1
-                FOR UPDATE SKIP LOCKED)
-      """;
-
   private static final String TAKE_SEED_PULL = """
       UPDATE tasks SET source_node_id = ?, updated_at = now()
        WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
