@@ -188,7 +188,8 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                 ctx.writeAndFlush(payload, promise);
             }
             case SourceResolver.Stream stream -> {
-                ctx.write(new ResponseHeader.Ok(request.requestId(), stream.length()));
+                // Flushed at once: the reader learns it is served even while nothing has landed yet.
+                ctx.writeAndFlush(new ResponseHeader.Ok(request.requestId(), stream.length()));
                 streaming = new Streamer(ctx, request, stream);
                 streaming.next();
             }
@@ -264,15 +265,13 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
                 if (sent >= stream.length()) {
                     // A zero-length range: the header was all there was to send.
                     end();
-                    ctx.flush();
                     responseWritten(ctx, request, ctx.newSucceededFuture());
                     return;
                 }
                 arrival.whenBeyond(stream.objectOffset() + sent, this::wake);
                 return;
             }
-            long end = ready;
-            long n = end - sent;
+            long n = ready - sent;
             Object piece = chunked ? new FileRangeChunks(stream.file(), stream.position() + sent, n, false)
                     : new BorrowedFileRegion(stream.file(), stream.position() + sent, n);
             ctx.writeAndFlush(piece).addListener((ChannelFutureListener) f -> {

@@ -51,11 +51,6 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
     private final Runnable retry;
 
     FetchHandler(FetchSpec spec, ChunkSink sink, LongConsumer progress, CompletableFuture<FetchResult> result,
-                 Duration idleTimeout) {
-        this(spec, sink, progress, result, idleTimeout, null, null);
-    }
-
-    FetchHandler(FetchSpec spec, ChunkSink sink, LongConsumer progress, CompletableFuture<FetchResult> result,
                  Duration idleTimeout, java.util.function.Consumer<Channel> keep, Runnable retry) {
         this.keep = keep;
         this.retry = retry;
@@ -245,7 +240,7 @@ final class FetchHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
-        if (reusable && keep != null && channel.isActive()) {
+        if (reusable && channel.isActive()) {
             keep.accept(channel);
         } else {
             channel.close();

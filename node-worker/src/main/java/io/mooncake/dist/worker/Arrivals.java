@@ -46,9 +46,4 @@ final class Arrivals {
   Optional<FileRange> find(String objectId) {
     return Optional.ofNullable(receiving.get(objectId));
   }
-
-  /** How many objects are arriving (for tests). */
-  int size() {
-    return receiving.size();
-  }
 }
