@@ -18,6 +18,8 @@ CHUNK_MIB=${CHUNK_MIB:-8}
 RATE=${RATE:-400mbit}
 WARM_MIB=${WARM_MIB:-256}
 WORK=${BENCH_DIR:-/var/tmp/mooncake-fanout}
+DATA=${DATA:-disk}
+DATA_DIR="$WORK/data"
 ADMIN_URL=${MOONCAKE_BENCH_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
 HTTP_PORT=${HTTP_PORT:-18090}
 BR=mcbr0
@@ -55,16 +57,37 @@ cleanup() {
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
   sleep 1
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
-  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null
+  for f in "$WORK"/nginx*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
   for i in $(seq 0 $((NODES - 1))); do ip netns del "mcn$i" 2>/dev/null; done
   ip link del "$BR" 2>/dev/null
   if [ -n "${KEEP_DB:-}" ]; then echo "fanout: database $DB kept" >&2
   else psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1; fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+  [ -n "${READAHEAD_KB:-}" ] && [ -n "${RA_WAS:-}" ] && echo "$RA_WAS" > "$RA_FILE"
+  if [ -n "${KEEP_WORK:-}" ]; then :
+  else mountpoint -q "$DATA_DIR" 2>/dev/null && umount "$DATA_DIR"; rm -rf "$WORK"; fi
 }
 trap cleanup EXIT INT TERM
 
+mountpoint -q "$WORK/data" 2>/dev/null && umount "$WORK/data"
 rm -rf "$WORK" && mkdir -p "$WORK/logs"
+# The nodes' data directories (and the star's downloads): on the disk under $WORK, or with
+# DATA=tmpfs on a tmpfs of their own. All simulated nodes share this machine's one disk, whose
+# bandwidth real nodes would each have to themselves; tmpfs measures the replication scheme
+# without that shared disk (the disk floor below says how much it weighs).
+mkdir -p "$DATA_DIR"
+case "$DATA" in
+  disk) ;;
+  tmpfs) mount -t tmpfs -o size=$(( (SIZE_MIB + WARM_MIB) * NODES * 2 + 1024 ))m mooncake-fanout "$DATA_DIR" ;;
+  *) echo "fanout: DATA must be disk or tmpfs, not $DATA" >&2; exit 1 ;;
+esac
+# The block device under the data directory and its readahead: sendfile of a file that was
+# written with O_DIRECT reads it back from the disk, and a large readahead window (this VM's disk
+# has 8 MiB) reads far past what was asked. READAHEAD_KB sets it for the run (restored at exit).
+DEV=$(lsblk -no PKNAME "$(findmnt -no SOURCE --target "$DATA_DIR")" 2>/dev/null | head -1)
+[ -n "$DEV" ] || DEV=$(basename "$(findmnt -no SOURCE --target "$DATA_DIR")")
+RA_FILE=/sys/block/$DEV/queue/read_ahead_kb
+RA_WAS=$(cat "$RA_FILE" 2>/dev/null || echo "")
+if [ -n "${READAHEAD_KB:-}" ] && [ -n "$RA_WAS" ]; then echo "$READAHEAD_KB" > "$RA_FILE"; fi
 # --- network: one bridge, one namespace per node, each link shaped both ways ---------------------
 ip link add "$BR" type bridge && ip addr add "$NET.1/24" dev "$BR" && ip link set "$BR" up
 for i in $(seq 0 $((NODES - 1))); do
@@ -107,15 +130,74 @@ sleep 0.5
 a=$(now)
 cpids=()
 for i in $(seq 1 $((NODES - 1))); do
-  mkdir -p "$WORK/star$i"
-  ip netns exec "mcn$i" curl -sf -o "$WORK/star$i/model.bin" "http://$NET.10:8080/model.bin" & cpids+=($!)
+  mkdir -p "$DATA_DIR/star$i"
+  ip netns exec "mcn$i" curl -sf -o "$DATA_DIR/star$i/model.bin" "http://$NET.10:8080/model.bin" & cpids+=($!)
 done
 for p in "${cpids[@]}"; do wait "$p"; done
 sync
 b=$(now)
 T_STAR=$(python3 -c "print($b-$a)")
 kill "$(cat "$WORK/nginx.pid")"; rm -f "$WORK/nginx.pid"
-rm -rf "$WORK"/star*
+rm -rf "$DATA_DIR"/star*
+fi
+
+# --- links baseline: every link carries the model once, with nothing else to do ------------------
+# nginx (sendfile) in nodes 0..N-2, node i+1 downloads from node i into /dev/null, all at once: the
+# traffic of a perfect relay chain without its disk writes, relaying or control plane. What the
+# shaped links and this machine's network stack allow; the best any scheme can do here.
+T_LINKS=0
+if [ -z "${SKIP_LINKS:-}" ]; then
+for i in $(seq 0 $((NODES - 2))); do
+  cat > "$WORK/nginx-links$i.conf" <<NGINX
+worker_processes 1;
+pid $WORK/nginx-links$i.pid;
+error_log $WORK/logs/nginx-links-error$i.log;
+events { worker_connections 16; }
+http { access_log off; sendfile on; tcp_nopush on;
+  server { listen $NET.$((10 + i)):8081; root $WORK/src; } }
+NGINX
+  ip netns exec "mcn$i" nginx -c "$WORK/nginx-links$i.conf"
+done
+sleep 0.5
+cat "$SRC" > /dev/null
+a=$(now)
+cpids=()
+for i in $(seq 1 $((NODES - 1))); do
+  ip netns exec "mcn$i" curl -sf -o /dev/null "http://$NET.$((9 + i)):8081/model.bin" & cpids+=($!)
+done
+for p in "${cpids[@]}"; do wait "$p"; done
+b=$(now)
+T_LINKS=$(python3 -c "print($b-$a)")
+for i in $(seq 0 $((NODES - 2))); do kill "$(cat "$WORK/nginx-links$i.pid")"; done
+fi
+
+# --- chain baseline: the plain-tool relay the issue measured; bytes cross every link once --------
+# seed -> follower 1 -> ... -> last follower, each hop socat | tee into its file | socat to the
+# next, then sync: what this machine (its two cores, its one disk) allows the best scheme today.
+T_CHAIN=0
+if [ -z "${SKIP_CHAIN:-}" ]; then
+cpids=()
+for i in $(seq $((NODES - 1)) -1 1); do
+  mkdir -p "$DATA_DIR/chain$i"
+  out="$DATA_DIR/chain$i/model.bin"; listen="TCP-LISTEN:9100,bind=$NET.$((10 + i)),reuseaddr"
+  if [ "$i" = $((NODES - 1)) ]; then
+    ip netns exec "mcn$i" socat -u "$listen" "OPEN:$out,creat,trunc" & cpids+=($!)
+  else
+    ip netns exec "mcn$i" bash -c "socat -u $listen STDOUT | tee $out | socat -u STDIN TCP:$NET.$((11 + i)):9100,retry=100,interval=0.05" & cpids+=($!)
+  fi
+  sleep 0.1
+done
+sleep 0.5
+a=$(now)
+ip netns exec mcn0 socat -u "OPEN:$SRC" "TCP:$NET.11:9100,retry=100,interval=0.05"
+for p in "${cpids[@]}"; do wait "$p"; done
+sync
+b=$(now)
+T_CHAIN=$(python3 -c "print($b-$a)")
+for i in $(seq 1 $((NODES - 1))); do
+  cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i" >&2; exit 1; }
+done
+rm -rf "$DATA_DIR"/chain*
 fi
 
 # --- mooncake --------------------------------------------------------------------------------------
@@ -128,7 +210,8 @@ curl -sf "$API/health" >/dev/null || { echo "fanout: master did not start" >&2; 
 TARGETS=(); CLIENT_PIDS=()
 for i in $(seq 0 $((NODES - 1))); do
   id="$NET.$((10 + i)):25000"; TARGETS+=("$id")
-  ip netns exec "mcn$i" "$ROOT/bin/mooncake_client" --node-id "$id" --data-dir "$WORK/n$i" --db-url "$NODE_DB" \
+  NICE=0; [ "$i" = 0 ] && NICE=${SEED_NICE:-0}
+  nice -n "$NICE" ip netns exec "mcn$i" "$ROOT/bin/mooncake_client" --node-id "$id" --data-dir "$DATA_DIR/n$i" --db-url "$NODE_DB" \
     --poll-ms 200 ${CLIENT_OPTS:-} > "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!); CLIENT_PIDS+=($!)
 done
 live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
@@ -176,14 +259,19 @@ CPU_CLIENTS=$(( $(cpu_of "${CLIENT_PIDS[@]}") - CPU0_CLIENTS )); CPU_MASTER=$(( 
 CPU_PG=$(( $(cpu_of $(pg_pids)) - CPU0_PG ))
 T_OURS=$(python3 -c "print($b-$a)")
 for i in $(seq 1 $((NODES - 1))); do
-  cmp -s "$SRC" "$WORK/n$i/models/local/fanout/r1/bin/model.bin" || { echo "fanout: bytes differ on node $i" >&2; exit 1; }
+  cmp -s "$SRC" "$DATA_DIR/n$i/models/local/fanout/r1/bin/model.bin" || { echo "fanout: bytes differ on node $i" >&2; exit 1; }
 done
 R_IDEAL=$(python3 -c "print(f'{$T_OURS/$IDEAL:.2f}')")
 R_STAR=$(python3 -c "print(f'{$T_STAR/$T_OURS:.2f}')")
 R_STAR_IDEAL=$(python3 -c "print(f'{$T_STAR/$IDEAL:.2f}')")
+R_LINKS_IDEAL=$(python3 -c "print(f'{$T_LINKS/$IDEAL:.2f}')")
+R_CHAIN_IDEAL=$(python3 -c "print(f'{$T_CHAIN/$IDEAL:.2f}')")
 echo "fan-out: 1 seed + $((NODES - 1)) followers, ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, links $RATE each way"
+echo "  data on $DATA ($DEV, read_ahead_kb $(cat "$RA_FILE" 2>/dev/null || echo '?'))"
 echo "  size / link rate                 $(python3 -c "print(f'{$IDEAL:.2f}')") s"
 echo "  star (nginx + $((NODES - 1)) curls)         $(python3 -c "print(f'{$T_STAR:.2f}')") s  = $R_STAR_IDEAL x size/rate"
+echo "  links alone (sendfile -> /dev/null, each link once) $(python3 -c "print(f'{$T_LINKS:.2f}')") s  = $R_LINKS_IDEAL x size/rate"
+echo "  chain (socat relay, tee, sync)   $(python3 -c "print(f'{$T_CHAIN:.2f}')") s  = $R_CHAIN_IDEAL x size/rate"
 echo "  mooncake                         $(python3 -c "print(f'{$T_OURS:.2f}')") s  = $R_IDEAL x size/rate"
 echo "  cpu during it (s): clients $(python3 -c "print($CPU_CLIENTS/100)"), master $(python3 -c "print($CPU_MASTER/100)"), postgres $(python3 -c "print($CPU_PG/100)"); $(nproc) cores x $(python3 -c "print(f'{$T_OURS:.1f}')") s = $(python3 -c "print(f'{$(nproc)*$T_OURS:.1f}')") available"
-echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
+echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
