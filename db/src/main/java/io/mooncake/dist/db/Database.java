@@ -26,7 +26,7 @@ public final class Database implements AutoCloseable {
   private Database(String jdbcUrl, HikariDataSource dataSource) {
     this.jdbcUrl = jdbcUrl;
     this.dataSource = dataSource;
-    this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
+    this.dsl = DSL.using(new KnownIsolation(dataSource), SQLDialect.POSTGRES);
   }
 
   /**
@@ -44,6 +44,9 @@ public final class Database implements AutoCloseable {
     config.addDataSourceProperty("ApplicationName", applicationName);
     // A lost database must not hang callers forever: fail the borrow, let the loop retry.
     config.setConnectionTimeout(5_000);
+    // Every pooled connection starts at this level (Hikari sets it on each new connection and
+    // restores it when a borrower changed it), so KnownIsolation can answer for it.
+    config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     config.setInitializationFailTimeout(-1);
     return new Database(jdbcUrl, new HikariDataSource(config));
   }
@@ -105,5 +108,87 @@ public final class Database implements AutoCloseable {
   @Override
   public void close() {
     dataSource.close();
+  }
+
+  /**
+   * The pool as jOOQ sees it: connections that know their isolation level instead of asking the
+   * server. jOOQ 3.21 reads {@link Connection#getTransactionIsolation} at the start of every
+   * transaction (jOOQ issue 20135), and the PostgreSQL driver answers it with a
+   * {@code SHOW TRANSACTION ISOLATION LEVEL} round trip: about 1,500 per fan-out job, each one a
+   * statement the database parses and a wait for the caller. The pool pins the level of every
+   * connection it hands out ({@code setTransactionIsolation} above), so it is known: READ
+   * COMMITTED, or what a borrower set since (tracked here; the pool restores it on return).
+   */
+  static final class KnownIsolation implements DataSource {
+    private final DataSource pool;
+
+    KnownIsolation(DataSource pool) {
+      this.pool = pool;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+      return new Tracked(pool.getConnection());
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+      return new Tracked(pool.getConnection(user, password));
+    }
+
+    @Override
+    public java.io.PrintWriter getLogWriter() throws SQLException {
+      return pool.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(java.io.PrintWriter out) throws SQLException {
+      pool.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+      pool.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+      return pool.getLoginTimeout();
+    }
+
+    @Override
+    public java.util.logging.Logger getParentLogger() throws java.sql.SQLFeatureNotSupportedException {
+      return pool.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+      return iface.isInstance(this) ? iface.cast(this) : pool.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+      return iface.isInstance(this) || pool.isWrapperFor(iface);
+    }
+
+    /** A borrowed connection that answers its isolation level from what it was set to. */
+    static final class Tracked extends org.jooq.tools.jdbc.DefaultConnection {
+      private int level = Connection.TRANSACTION_READ_COMMITTED;
+
+      Tracked(Connection delegate) {
+        super(delegate);
+      }
+
+      @Override
+      public int getTransactionIsolation() {
+        return level;
+      }
+
+      @Override
+      public void setTransactionIsolation(int level) throws SQLException {
+        super.setTransactionIsolation(level);
+        this.level = level;
+      }
+    }
   }
 }
