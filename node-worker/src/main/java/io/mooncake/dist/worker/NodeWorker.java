@@ -189,6 +189,7 @@ public final class NodeWorker implements AutoCloseable {
       log.info("re-queued {} tasks held by this node's previous run", released);
     }
     reconcileReplicas();
+    io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir()).ifPresent(w -> log.warn("{}", w));
     listener = new PgListener(db, List.of("mooncake_node"), (ch, payload) -> {
       if (payload == null || nodeId.equals(payload)) {
         wake.release();
