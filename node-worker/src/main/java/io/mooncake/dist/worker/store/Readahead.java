@@ -11,8 +11,8 @@ import java.util.Optional;
  * the chunk server's sendfile misses the page cache and the kernel reads ahead of the request by
  * up to the device's window, past the object into neighbours often not written yet (cached as
  * zeros, evicted again by the write that lands there). At 8 MiB (some VM disks, md arrays) that
- * costs: bench/fanout.sh took 18.8-20.6 s with 8 MiB and 17.2-18.9 s with 128 KiB, same code,
- * same machine. Java 21 has no {@code posix_fadvise}, so the node cannot narrow it per file; it
+ * costs: bench/fanout.sh took 20.2-21.6 s with 8 MiB and 18.8-18.9 s with 128 KiB (one build),
+ * 18.0-20.0 s against 17.2 s (a later one), on the same machine. Java 21 has no {@code posix_fadvise}, so the node cannot narrow it per file; it
  * says so once at start, naming the file an operator sets. Best effort: where the device is not
  * found (tmpfs, containers without /sys) nothing is said.
  */
