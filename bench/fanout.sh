@@ -6,10 +6,15 @@
 # and their ratio to size / link rate (the best a single download can do).
 #
 # Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=256
+# Also in the same run, what the machine allows: "links alone" (every link carries the model once,
+# sendfile into /dev/null) and "chain" (a socat | tee | socat relay through every follower, then sync).
 # Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
-# /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), SKIP_STAR=1 (no star baseline, for quick iterations: star/ours then
-# reads 0). Needs iproute2, tc (sch_tbf), nginx-light, curl, socat (installed
-# from Debian when missing). Leaves nothing behind: namespaces, bridge, processes, database.
+# /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), KEEP_WORK=1 (keep the
+# work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
+# iterations; its figures then read 0), DATA=disk|tmpfs (where the nodes' data directories live),
+# READAHEAD_KB=n (the data disk's readahead for the run, restored at exit). Needs iproute2, tc
+# (sch_tbf), nginx-light, curl, socat (installed from Debian when missing). Leaves nothing behind:
+# namespaces, bridge, processes, mounts, database.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NODES=${NODES:-8}
@@ -58,6 +63,7 @@ cleanup() {
   sleep 1
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
   for f in "$WORK"/nginx*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+  pkill -f "TCP-LISTEN:9100,bind=$NET" 2>/dev/null   # a chain baseline cut short
   for i in $(seq 0 $((NODES - 1))); do ip netns del "mcn$i" 2>/dev/null; done
   ip link del "$BR" 2>/dev/null
   if [ -n "${KEEP_DB:-}" ]; then echo "fanout: database $DB kept" >&2
