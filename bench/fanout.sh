@@ -120,6 +120,27 @@ v=[float(r[:-len(k)])*m[k] for k in m if r.endswith(k)][0]
 print($BYTES*8/v)")
 
 now() { date +%s.%N; }
+# Machine counters, read before and after each timed phase: the data disk's sectors read and written
+# (diskstats fields 6 and 10) and the CPU's jiffies by kind (/proc/stat: user nice system idle iowait
+# irq softirq steal). usage M0 M1 says what the phase cost the machine: the core-seconds busy (user,
+# system, irq, softirq), the share of time the hypervisor took away (steal), the disk traffic.
+machine() { awk -v d="$DEV" '$3 == d {print $6, $10}' /proc/diskstats; awk '$1 == "cpu" {print $2, $3, $4, $5, $6, $7, $8, $9}' /proc/stat; }
+usage() {
+  python3 - "$1" "$2" "$(getconf CLK_TCK)" <<'PY'
+import sys
+def parse(m):
+    disk, cpu = m.split("\n")
+    return [int(x) for x in disk.split()], [int(x) for x in cpu.split()]
+(d0, c0), (d1, c1), hz = parse(sys.argv[1]), parse(sys.argv[2]), int(sys.argv[3])
+d = dict(zip("user nice system idle iowait irq softirq steal".split(), (b - a for a, b in zip(c0, c1))))
+total = sum(d.values()) or 1
+busy = (d["user"] + d["nice"] + d["system"] + d["irq"] + d["softirq"]) / hz
+mib = lambda i: (d1[i] - d0[i]) * 512 / 2**20
+print(f"busy {busy:.1f} core-s (system+softirq {100 * (d['system'] + d['softirq']) / total:.0f}%, "
+      f"iowait {100 * d['iowait'] / total:.0f}%, idle {100 * d['idle'] / total:.0f}%, steal {100 * d['steal'] / total:.0f}%), "
+      f"disk read {mib(0):.0f} MiB, written {mib(1):.0f} MiB")
+PY
+}
 # --- star baseline: nginx in the seed namespace, every follower curls at once ---------------------
 cat > "$WORK/nginx.conf" <<NGINX
 worker_processes 1;
@@ -129,11 +150,11 @@ events { worker_connections 256; }
 http { access_log off; sendfile on; tcp_nopush on;
   server { listen $NET.10:8080; root $WORK/src; } }
 NGINX
-T_STAR=0
+T_STAR=0; U_STAR=skipped
 if [ -z "${SKIP_STAR:-}" ]; then
 ip netns exec mcn0 nginx -c "$WORK/nginx.conf"
 sleep 0.5
-a=$(now)
+M0=$(machine); a=$(now)
 cpids=()
 for i in $(seq 1 $((NODES - 1))); do
   mkdir -p "$DATA_DIR/star$i"
@@ -141,7 +162,7 @@ for i in $(seq 1 $((NODES - 1))); do
 done
 for p in "${cpids[@]}"; do wait "$p"; done
 sync
-b=$(now)
+b=$(now); U_STAR=$(usage "$M0" "$(machine)")
 T_STAR=$(python3 -c "print($b-$a)")
 kill "$(cat "$WORK/nginx.pid")"; rm -f "$WORK/nginx.pid"
 rm -rf "$DATA_DIR"/star*
@@ -151,7 +172,7 @@ fi
 # nginx (sendfile) in nodes 0..N-2, node i+1 downloads from node i into /dev/null, all at once: the
 # traffic of a perfect relay chain without its disk writes, relaying or control plane. What the
 # shaped links and this machine's network stack allow; the best any scheme can do here.
-T_LINKS=0
+T_LINKS=0; U_LINKS=skipped
 if [ -z "${SKIP_LINKS:-}" ]; then
 for i in $(seq 0 $((NODES - 2))); do
   cat > "$WORK/nginx-links$i.conf" <<NGINX
@@ -166,13 +187,13 @@ NGINX
 done
 sleep 0.5
 cat "$SRC" > /dev/null
-a=$(now)
+M0=$(machine); a=$(now)
 cpids=()
 for i in $(seq 1 $((NODES - 1))); do
   ip netns exec "mcn$i" curl -sf -o /dev/null "http://$NET.$((9 + i)):8081/model.bin" & cpids+=($!)
 done
 for p in "${cpids[@]}"; do wait "$p"; done
-b=$(now)
+b=$(now); U_LINKS=$(usage "$M0" "$(machine)")
 T_LINKS=$(python3 -c "print($b-$a)")
 for i in $(seq 0 $((NODES - 2))); do kill "$(cat "$WORK/nginx-links$i.pid")"; done
 fi
@@ -180,7 +201,7 @@ fi
 # --- chain baseline: the plain-tool relay the issue measured; bytes cross every link once --------
 # seed -> follower 1 -> ... -> last follower, each hop socat | tee into its file | socat to the
 # next, then sync: what this machine (its two cores, its one disk) allows the best scheme today.
-T_CHAIN=0
+T_CHAIN=0; U_CHAIN=skipped
 if [ -z "${SKIP_CHAIN:-}" ]; then
 cpids=()
 for i in $(seq $((NODES - 1)) -1 1); do
@@ -194,11 +215,11 @@ for i in $(seq $((NODES - 1)) -1 1); do
   sleep 0.1
 done
 sleep 0.5
-a=$(now)
+M0=$(machine); a=$(now)
 ip netns exec mcn0 socat -u "OPEN:$SRC" "TCP:$NET.11:9100,retry=100,interval=0.05"
 for p in "${cpids[@]}"; do wait "$p"; done
 sync
-b=$(now)
+b=$(now); U_CHAIN=$(usage "$M0" "$(machine)")
 T_CHAIN=$(python3 -c "print($b-$a)")
 for i in $(seq 1 $((NODES - 1))); do
   cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i" >&2; exit 1; }
@@ -258,9 +279,11 @@ if [ "$WARM_MIB" -gt 0 ]; then
 fi
 
 CPU0_CLIENTS=$(cpu_of "${CLIENT_PIDS[@]}"); CPU0_MASTER=$(cpu_of "$MASTER_PID"); CPU0_PG=$(cpu_of $(pg_pids))
+M0=$(machine)
 a=$(now)
 stage fanout-1 fanout "$SRC" "$BYTES"
 b=$(now)
+M1=$(machine); U_OURS=$(usage "$M0" "$M1")
 CPU_CLIENTS=$(( $(cpu_of "${CLIENT_PIDS[@]}") - CPU0_CLIENTS )); CPU_MASTER=$(( $(cpu_of "$MASTER_PID") - CPU0_MASTER ))
 CPU_PG=$(( $(cpu_of $(pg_pids)) - CPU0_PG ))
 T_OURS=$(python3 -c "print($b-$a)")
@@ -280,4 +303,8 @@ echo "  links alone (sendfile -> /dev/null, each link once) $(python3 -c "print(
 echo "  chain (socat relay, tee, sync)   $(python3 -c "print(f'{$T_CHAIN:.2f}')") s  = $R_CHAIN_IDEAL x size/rate"
 echo "  mooncake                         $(python3 -c "print(f'{$T_OURS:.2f}')") s  = $R_IDEAL x size/rate"
 echo "  cpu during it (s): clients $(python3 -c "print($CPU_CLIENTS/100)"), master $(python3 -c "print($CPU_MASTER/100)"), postgres $(python3 -c "print($CPU_PG/100)"); $(nproc) cores x $(python3 -c "print(f'{$T_OURS:.1f}')") s = $(python3 -c "print(f'{$(nproc)*$T_OURS:.1f}')") available"
+echo "  machine during each: star $U_STAR"
+echo "                       links alone $U_LINKS"
+echo "                       chain $U_CHAIN"
+echo "                       mooncake $U_OURS"
 echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
