@@ -8,6 +8,8 @@
 # Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=256
 # Also in the same run, what the machine allows: "links alone" (every link carries the model once,
 # sendfile into /dev/null) and "chain" (a socat | tee | socat relay through every follower, then sync).
+# For each timed phase it also prints what it cost the machine: busy core-seconds, the system+softirq,
+# iowait, idle and steal shares (/proc/stat), and the data disk's MiB read and written (/proc/diskstats).
 # Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
 # /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), KEEP_WORK=1 (keep the
 # work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
