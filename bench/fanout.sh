@@ -125,8 +125,9 @@ now() { date +%s.%N; }
 # Machine counters, read before and after each timed phase: the data disk's sectors read and written
 # (diskstats fields 6 and 10) and the CPU's jiffies by kind (/proc/stat: user nice system idle iowait
 # irq softirq steal). usage M0 M1 says what the phase cost the machine: the core-seconds busy (user,
-# system, irq, softirq), the share of time the hypervisor took away (steal), the disk traffic.
-machine() { awk -v d="$DEV" '$3 == d {print $6, $10}' /proc/diskstats; awk '$1 == "cpu" {print $2, $3, $4, $5, $6, $7, $8, $9}' /proc/stat; }
+# system, irq, softirq), the share of time the hypervisor took away (steal), the disk traffic (0 with
+# DATA=tmpfs, which has no block device).
+machine() { awk -v d="$DEV" '$3 == d {r = $6; w = $10} END {print r + 0, w + 0}' /proc/diskstats; awk '$1 == "cpu" {print $2, $3, $4, $5, $6, $7, $8, $9}' /proc/stat; }
 usage() {
   python3 - "$1" "$2" "$(getconf CLK_TCK)" <<'PY'
 import sys
