@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Where a fetch's payload bytes go, in order. The client hashes the bytes before handing them
- * over; the sink only stores them.
+ * Where a fetch's payload bytes go, in order. The client hashes the bytes before handing them over;
+ * the sink only stores them.
  */
 public interface ByteSink {
   /** Stores all remaining bytes of {@code bytes} (which the sink must not keep after returning). */
@@ -19,8 +19,8 @@ public interface ByteSink {
 
   /**
    * How many bytes from the start of the range this sink has handed to the file so far (a fetch
-   * that fails can resume after them); 0 when the sink cannot tell. Bytes a sink still buffers
-   * are not counted.
+   * that fails can resume after them); 0 when the sink cannot tell. Bytes a sink still buffers are
+   * not counted.
    */
   default long stored() {
     return 0;

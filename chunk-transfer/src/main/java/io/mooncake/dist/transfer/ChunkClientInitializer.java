@@ -13,39 +13,46 @@ import java.util.concurrent.TimeUnit;
  */
 final class ChunkClientInitializer extends ChannelInitializer<SocketChannel> {
 
-    private final Duration idleTimeout;
-    private final FetchHandler handler;
-    private final ChunkSecurity security;
-    private final String host;
-    private final int port;
+  private final Duration idleTimeout;
+  private final FetchHandler handler;
+  private final ChunkSecurity security;
+  private final String host;
+  private final int port;
 
-    private final io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit;
+  private final io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit;
 
-    ChunkClientInitializer(Duration idleTimeout, FetchHandler handler, ChunkSecurity security, String host, int port,
-                           io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit) {
-        this.downloadLimit = downloadLimit;
-        this.idleTimeout = idleTimeout;
-        this.handler = handler;
-        this.security = security;
-        this.host = host;
-        this.port = port;
+  ChunkClientInitializer(
+      Duration idleTimeout,
+      FetchHandler handler,
+      ChunkSecurity security,
+      String host,
+      int port,
+      io.netty.handler.traffic.GlobalTrafficShapingHandler downloadLimit) {
+    this.downloadLimit = downloadLimit;
+    this.idleTimeout = idleTimeout;
+    this.handler = handler;
+    this.security = security;
+    this.host = host;
+    this.port = port;
+  }
+
+  @Override
+  protected void initChannel(SocketChannel ch) {
+    if (downloadLimit != null) {
+      ch.pipeline().addLast("download-limit", downloadLimit);
     }
-
-    @Override
-    protected void initChannel(SocketChannel ch) {
-        if (downloadLimit != null) {
-            ch.pipeline().addLast("download-limit", downloadLimit);
-        }
-        if (security.tls()) {
-            SslHandler tls = security.tlsContexts().client().newHandler(ch.alloc(), host, port);
-            tls.setHandshakeTimeoutMillis(security.handshakeTimeout().toMillis());
-            ch.pipeline().addLast("tls", tls);
-        }
-        ch.pipeline()
-                .addLast("read-timeout", new ReadTimeoutHandler(idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
-                .addLast("request-encoder", new RequestEncoder())
-                .addLast("handshake", new ClientHandshakeHandler(security.secret(), security.handshakeTimeout()))
-                .addLast("response-decoder", new ResponseDecoder())
-                .addLast("fetch", handler);
+    if (security.tls()) {
+      SslHandler tls = security.tlsContexts().client().newHandler(ch.alloc(), host, port);
+      tls.setHandshakeTimeoutMillis(security.handshakeTimeout().toMillis());
+      ch.pipeline().addLast("tls", tls);
     }
+    ch.pipeline()
+        .addLast(
+            "read-timeout", new ReadTimeoutHandler(idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
+        .addLast("request-encoder", new RequestEncoder())
+        .addLast(
+            "handshake", new ClientHandshakeHandler(security.secret(), security.handshakeTimeout()))
+        .addLast("response-decoder", new ResponseDecoder())
+        .addLast("fetch", handler);
+  }
 }

@@ -12,12 +12,12 @@ import java.nio.channels.FileChannel;
  * time), so a follower that writes directly keeps up with the wire.
  *
  * <p>{@code O_DIRECT} needs the file position, the length and the buffer address aligned to the
- * file system's block size. The range's start must be aligned (object offsets are multiples of
- * the chunk size); a tail shorter than a block (the end of an object whose length is not a
- * multiple of the block) goes through {@code buffered}, a normal channel on the same file.
- * Memory: one staging buffer per sink in flight, taken from a small pool and returned when the
- * sink finishes or aborts, so steady copying allocates no direct memory (a direct buffer left to
- * the garbage collector is freed late, which shows up as resident memory).
+ * file system's block size. The range's start must be aligned (object offsets are multiples of the
+ * chunk size); a tail shorter than a block (the end of an object whose length is not a multiple of
+ * the block) goes through {@code buffered}, a normal channel on the same file. Memory: one staging
+ * buffer per sink in flight, taken from a small pool and returned when the sink finishes or aborts,
+ * so steady copying allocates no direct memory (a direct buffer left to the garbage collector is
+ * freed late, which shows up as resident memory).
  */
 public final class DirectFileSink implements ByteSink {
   /** Staging size: large enough that each write is one efficient device request. */
@@ -38,8 +38,11 @@ public final class DirectFileSink implements ByteSink {
    */
   public DirectFileSink(FileChannel direct, FileChannel buffered, long position, int blockSize) {
     if (blockSize <= 0 || Integer.bitCount(blockSize) != 1 || position % blockSize != 0) {
-      throw new IllegalArgumentException("direct writes need a power-of-two block size and an aligned start: position "
-          + position + ", block " + blockSize);
+      throw new IllegalArgumentException(
+          "direct writes need a power-of-two block size and an aligned start: position "
+              + position
+              + ", block "
+              + blockSize);
     }
     this.direct = direct;
     this.buffered = buffered;
@@ -49,7 +52,9 @@ public final class DirectFileSink implements ByteSink {
     this.staging = StagingPool.take(blockSize);
   }
 
-  /** True when a range starting at {@code position} can be written directly with this block size. */
+  /**
+   * True when a range starting at {@code position} can be written directly with this block size.
+   */
   public static boolean aligned(long position, int blockSize) {
     return blockSize > 0 && Integer.bitCount(blockSize) == 1 && position % blockSize == 0;
   }
@@ -98,7 +103,8 @@ public final class DirectFileSink implements ByteSink {
     private static final int MAX_POOLED = 8;
     private static final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> POOL =
         new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private static final java.util.concurrent.atomic.AtomicInteger SIZE = new java.util.concurrent.atomic.AtomicInteger();
+    private static final java.util.concurrent.atomic.AtomicInteger SIZE =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     static ByteBuffer take(int blockSize) {
       ByteBuffer b = POOL.poll();
@@ -108,7 +114,10 @@ public final class DirectFileSink implements ByteSink {
           return b.clear();
         }
       }
-      return ByteBuffer.allocateDirect(STAGING_BYTES + blockSize).alignedSlice(blockSize).limit(STAGING_BYTES).slice();
+      return ByteBuffer.allocateDirect(STAGING_BYTES + blockSize)
+          .alignedSlice(blockSize)
+          .limit(STAGING_BYTES)
+          .slice();
     }
 
     static void give(ByteBuffer b) {

@@ -8,24 +8,24 @@ import io.netty.handler.codec.CorruptedFrameException;
  */
 final class ProtocolViolationException extends CorruptedFrameException {
 
-    private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 1L;
 
-    private final transient Status status;
-    private final int requestId;
+  private final transient Status status;
+  private final int requestId;
 
-    ProtocolViolationException(Status status, int requestId, String message) {
-        super(message);
-        this.status = status;
-        this.requestId = requestId;
-    }
+  ProtocolViolationException(Status status, int requestId, String message) {
+    super(message);
+    this.status = status;
+    this.requestId = requestId;
+  }
 
-    /** The error status to answer with (server side). */
-    Status status() {
-        return status;
-    }
+  /** The error status to answer with (server side). */
+  Status status() {
+    return status;
+  }
 
-    /** The request id, or 0 if the frame broke before its id could be read. */
-    int requestId() {
-        return requestId;
-    }
+  /** The request id, or 0 if the frame broke before its id could be read. */
+  int requestId() {
+    return requestId;
+  }
 }

@@ -23,33 +23,38 @@ import org.slf4j.LoggerFactory;
  */
 final class Transport {
 
-    private static final Logger log = LoggerFactory.getLogger(Transport.class);
+  private static final Logger log = LoggerFactory.getLogger(Transport.class);
 
-    static final boolean EPOLL = Epoll.isAvailable();
+  static final boolean EPOLL = Epoll.isAvailable();
 
-    static {
-        if (EPOLL) {
-            log.debug("chunk transfer uses the native epoll transport");
-        } else {
-            log.info("native epoll unavailable ({}); chunk transfer falls back to NIO", String.valueOf(Epoll.unavailabilityCause()));
-        }
+  static {
+    if (EPOLL) {
+      log.debug("chunk transfer uses the native epoll transport");
+    } else {
+      log.info(
+          "native epoll unavailable ({}); chunk transfer falls back to NIO",
+          String.valueOf(Epoll.unavailabilityCause()));
     }
+  }
 
-    private Transport() {
-    }
+  private Transport() {}
 
-    /** @param threads 0 for Netty's default (twice the core count) */
-    @SuppressWarnings("deprecation")
-    static EventLoopGroup newGroup(int threads, String name, boolean daemon) {
-        DefaultThreadFactory factory = new DefaultThreadFactory(name, daemon);
-        return EPOLL ? new EpollEventLoopGroup(threads, factory) : new NioEventLoopGroup(threads, factory);
-    }
+  /**
+   * @param threads 0 for Netty's default (twice the core count)
+   */
+  @SuppressWarnings("deprecation")
+  static EventLoopGroup newGroup(int threads, String name, boolean daemon) {
+    DefaultThreadFactory factory = new DefaultThreadFactory(name, daemon);
+    return EPOLL
+        ? new EpollEventLoopGroup(threads, factory)
+        : new NioEventLoopGroup(threads, factory);
+  }
 
-    static Class<? extends ServerSocketChannel> serverChannelType() {
-        return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    }
+  static Class<? extends ServerSocketChannel> serverChannelType() {
+    return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+  }
 
-    static Class<? extends SocketChannel> channelType() {
-        return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
-    }
+  static Class<? extends SocketChannel> channelType() {
+    return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
 }

@@ -25,155 +25,187 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The chunk port admits cluster members only: a real server, real clients and raw sockets on 127.0.0.1. */
+/**
+ * The chunk port admits cluster members only: a real server, real clients and raw sockets on
+ * 127.0.0.1.
+ */
 @Timeout(60)
 class ClusterAuthTest {
 
-    private static final ChunkSecurity STRANGER = ChunkSecurity.of("some other cluster's secret, 32+ bytes long");
+  private static final ChunkSecurity STRANGER =
+      ChunkSecurity.of("some other cluster's secret, 32+ bytes long");
 
-    @TempDir
-    Path dir;
+  @TempDir Path dir;
 
-    private byte[] content;
-    private ChunkServer server;
+  private byte[] content;
+  private ChunkServer server;
 
-    @BeforeEach
-    void start() throws Exception {
-        content = TestData.bytes(200_000, 50);
-        Path file = TestData.file(dir, "obj.bin", content);
-        server = ChunkServer.start("127.0.0.1", 0,
-                id -> id.equals("obj") ? Optional.of(new FileRange(file, 0, content.length)) : Optional.empty(),
-                TestData.SECURITY.withHandshakeTimeout(Duration.ofMillis(300)));
+  @BeforeEach
+  void start() throws Exception {
+    content = TestData.bytes(200_000, 50);
+    Path file = TestData.file(dir, "obj.bin", content);
+    server =
+        ChunkServer.start(
+            "127.0.0.1",
+            0,
+            id ->
+                id.equals("obj")
+                    ? Optional.of(new FileRange(file, 0, content.length))
+                    : Optional.empty(),
+            TestData.SECURITY.withHandshakeTimeout(Duration.ofMillis(300)));
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  @Test
+  void aMemberWithTheClusterSecretFetchesTheObject() throws Exception {
+    Path target = dir.resolve("copy");
+    try (ChunkClient member = new ChunkClient(ChunkSecurity.of(TestData.SECRET));
+        FileChannel out = FileChannel.open(target, CREATE, WRITE)) {
+      FetchResult result =
+          member.fetchBlocking("127.0.0.1", server.port(), "obj", 0, content.length, out, 0, null);
+
+      assertEquals(TestData.sha256(content), result.sha256Hex());
     }
+    assertArrayEquals(content, Files.readAllBytes(target));
+  }
 
-    @AfterEach
-    void stop() {
-        server.close();
+  @Test
+  void aClientWithAnotherSecretIsRefusedAsNotAMemberAndGetsNoBytes() throws Exception {
+    Path target = dir.resolve("copy");
+    try (ChunkClient stranger = new ChunkClient(STRANGER);
+        FileChannel out = FileChannel.open(target, CREATE, WRITE)) {
+      ChunkTransferException e =
+          assertThrows(
+              ChunkTransferException.class,
+              () ->
+                  stranger.fetchBlocking(
+                      "127.0.0.1", server.port(), "obj", 0, content.length, out, 0, null));
+
+      assertEquals(Kind.AUTHENTICATION, e.kind(), e.toString());
+      assertTrue(
+          e.getMessage().contains("not a cluster member: authentication failed"), e.getMessage());
+      assertTrue(e.getMessage().contains("127.0.0.1:" + server.port()), e.getMessage());
     }
+    assertEquals(0, Files.size(target));
+    assertEquals(0, server.bytesServed());
+  }
 
-    @Test
-    void aMemberWithTheClusterSecretFetchesTheObject() throws Exception {
-        Path target = dir.resolve("copy");
-        try (ChunkClient member = new ChunkClient(ChunkSecurity.of(TestData.SECRET));
-             FileChannel out = FileChannel.open(target, CREATE, WRITE)) {
-            FetchResult result = member.fetchBlocking("127.0.0.1", server.port(), "obj", 0, content.length, out, 0, null);
+  @Test
+  void aRawRequestWithoutTheHandshakeIsRefusedWithNothingAboutTheObject() throws IOException {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      RawWire.readChallenge(in);
 
-            assertEquals(TestData.sha256(content), result.sha256Hex());
-        }
-        assertArrayEquals(content, Files.readAllBytes(target));
+      socket.getOutputStream().write(RawWire.request(1, "obj", 0, 100));
+
+      RawWire.Response refusal = RawWire.readResponse(in);
+      assertEquals(0, refusal.requestId());
+      assertEquals(6, refusal.status());
+      assertEquals(
+          "not a cluster member: a request arrived before the handshake", refusal.message());
+      assertClosed(in);
     }
+    assertEquals(0, server.bytesServed());
+  }
 
-    @Test
-    void aClientWithAnotherSecretIsRefusedAsNotAMemberAndGetsNoBytes() throws Exception {
-        Path target = dir.resolve("copy");
-        try (ChunkClient stranger = new ChunkClient(STRANGER);
-             FileChannel out = FileChannel.open(target, CREATE, WRITE)) {
-            ChunkTransferException e = assertThrows(ChunkTransferException.class,
-                    () -> stranger.fetchBlocking("127.0.0.1", server.port(), "obj", 0, content.length, out, 0, null));
+  @Test
+  void aRawProofWithAnotherSecretIsRefusedAndClosed() throws IOException {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      byte[] serverNonce = RawWire.readChallenge(in);
+      byte[] clientNonce = TestData.bytes(32, 51);
+      byte[] wrong = "some other cluster's secret, 32+ bytes long".getBytes();
 
-            assertEquals(Kind.AUTHENTICATION, e.kind(), e.toString());
-            assertTrue(e.getMessage().contains("not a cluster member: authentication failed"), e.getMessage());
-            assertTrue(e.getMessage().contains("127.0.0.1:" + server.port()), e.getMessage());
-        }
-        assertEquals(0, Files.size(target));
-        assertEquals(0, server.bytesServed());
+      socket
+          .getOutputStream()
+          .write(
+              RawWire.concat(
+                  RawWire.proofFrame(
+                      clientNonce,
+                      RawWire.mac(wrong, RawWire.CLIENT_LABEL, serverNonce, clientNonce)),
+                  RawWire.request(2, "obj", 0, 100)));
+
+      assertEquals(
+          new RawWire.Response(0, 6, -1, "not a cluster member: authentication failed"),
+          RawWire.readResponse(in));
+      assertClosed(in);
     }
+  }
 
-    @Test
-    void aRawRequestWithoutTheHandshakeIsRefusedWithNothingAboutTheObject() throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            RawWire.readChallenge(in);
+  @Test
+  void aSilentConnectionIsRefusedAndClosedAfterTheHandshakeTimeout() throws IOException {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      RawWire.readChallenge(in);
 
-            socket.getOutputStream().write(RawWire.request(1, "obj", 0, 100));
+      // Send nothing: the server gives up on its own (the timeout is 300 ms here, 10 s by default).
+      RawWire.Response refusal = RawWire.readResponse(in);
 
-            RawWire.Response refusal = RawWire.readResponse(in);
-            assertEquals(0, refusal.requestId());
-            assertEquals(6, refusal.status());
-            assertEquals("not a cluster member: a request arrived before the handshake", refusal.message());
-            assertClosed(in);
-        }
-        assertEquals(0, server.bytesServed());
+      assertEquals(6, refusal.status());
+      assertTrue(refusal.message().contains("no handshake within 300 ms"), refusal.message());
+      assertClosed(in);
     }
+  }
 
-    @Test
-    void aRawProofWithAnotherSecretIsRefusedAndClosed() throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            byte[] serverNonce = RawWire.readChallenge(in);
-            byte[] clientNonce = TestData.bytes(32, 51);
-            byte[] wrong = "some other cluster's secret, 32+ bytes long".getBytes();
+  @Test
+  void anAuthenticatedConnectionIsNotCutByTheHandshakeTimeout() throws Exception {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      RawWire.clientHandshake(in, socket.getOutputStream(), TestData.secretBytes());
+      // Stay idle past the 300 ms handshake timeout: it must no longer apply once authenticated.
+      Thread.sleep(600);
 
-            socket.getOutputStream().write(RawWire.concat(
-                    RawWire.proofFrame(clientNonce, RawWire.mac(wrong, RawWire.CLIENT_LABEL, serverNonce, clientNonce)),
-                    RawWire.request(2, "obj", 0, 100)));
+      socket.getOutputStream().write(RawWire.request(3, "obj", 10, 1_000));
 
-            assertEquals(new RawWire.Response(0, 6, -1, "not a cluster member: authentication failed"),
-                    RawWire.readResponse(in));
-            assertClosed(in);
-        }
+      assertEquals(new RawWire.Response(3, 0, 1_000, null), RawWire.readResponse(in));
+      assertArrayEquals(java.util.Arrays.copyOfRange(content, 10, 1_010), in.readNBytes(1_000));
     }
+  }
 
-    @Test
-    void aSilentConnectionIsRefusedAndClosedAfterTheHandshakeTimeout() throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            RawWire.readChallenge(in);
+  @Test
+  void aClientRefusedByOneServerStillFetchesFromAnother() throws Exception {
+    // The refusal is per connection: the refused client's own state stays usable.
+    try (ChunkClient stranger = new ChunkClient(STRANGER);
+        ChunkServer strangers =
+            ChunkServer.start(
+                "127.0.0.1",
+                0,
+                id ->
+                    Optional.of(
+                        new FileRange(TestData.file(dir, "s.bin", content), 0, content.length)),
+                STRANGER);
+        FileChannel out = FileChannel.open(dir.resolve("t"), CREATE, WRITE)) {
+      assertThrows(
+          ChunkTransferException.class,
+          () -> stranger.fetchBlocking("127.0.0.1", server.port(), "obj", 0, 10, out, 0, null));
 
-            // Send nothing: the server gives up on its own (the timeout is 300 ms here, 10 s by default).
-            RawWire.Response refusal = RawWire.readResponse(in);
+      FetchResult ok =
+          stranger.fetchBlocking(
+              "127.0.0.1", strangers.port(), "obj", 0, content.length, out, 0, null);
 
-            assertEquals(6, refusal.status());
-            assertTrue(refusal.message().contains("no handshake within 300 ms"), refusal.message());
-            assertClosed(in);
-        }
+      assertEquals(TestData.sha256(content), ok.sha256Hex());
     }
+  }
 
-    @Test
-    void anAuthenticatedConnectionIsNotCutByTheHandshakeTimeout() throws Exception {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            RawWire.clientHandshake(in, socket.getOutputStream(), TestData.secretBytes());
-            // Stay idle past the 300 ms handshake timeout: it must no longer apply once authenticated.
-            Thread.sleep(600);
+  @Test
+  void aSecretShorterThan32BytesIsRejected() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> ChunkSecurity.of("short"));
 
-            socket.getOutputStream().write(RawWire.request(3, "obj", 10, 1_000));
+    assertTrue(e.getMessage().contains("at least 32"), e.getMessage());
+    assertTrue(!ChunkSecurity.of(TestData.SECRET).toString().contains(TestData.SECRET));
+  }
 
-            assertEquals(new RawWire.Response(3, 0, 1_000, null), RawWire.readResponse(in));
-            assertArrayEquals(java.util.Arrays.copyOfRange(content, 10, 1_010), in.readNBytes(1_000));
-        }
+  /** End of stream, or a reset when the server closed with our bytes unread: both mean closed. */
+  private static void assertClosed(InputStream in) throws IOException {
+    try {
+      assertEquals(-1, in.read());
+    } catch (SocketException reset) {
+      // closed
     }
-
-    @Test
-    void aClientRefusedByOneServerStillFetchesFromAnother() throws Exception {
-        // The refusal is per connection: the refused client's own state stays usable.
-        try (ChunkClient stranger = new ChunkClient(STRANGER);
-             ChunkServer strangers = ChunkServer.start("127.0.0.1", 0,
-                     id -> Optional.of(new FileRange(TestData.file(dir, "s.bin", content), 0, content.length)), STRANGER);
-             FileChannel out = FileChannel.open(dir.resolve("t"), CREATE, WRITE)) {
-            assertThrows(ChunkTransferException.class,
-                    () -> stranger.fetchBlocking("127.0.0.1", server.port(), "obj", 0, 10, out, 0, null));
-
-            FetchResult ok = stranger.fetchBlocking("127.0.0.1", strangers.port(), "obj", 0, content.length, out, 0, null);
-
-            assertEquals(TestData.sha256(content), ok.sha256Hex());
-        }
-    }
-
-    @Test
-    void aSecretShorterThan32BytesIsRejected() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChunkSecurity.of("short"));
-
-        assertTrue(e.getMessage().contains("at least 32"), e.getMessage());
-        assertTrue(!ChunkSecurity.of(TestData.SECRET).toString().contains(TestData.SECRET));
-    }
-
-    /** End of stream, or a reset when the server closed with our bytes unread: both mean closed. */
-    private static void assertClosed(InputStream in) throws IOException {
-        try {
-            assertEquals(-1, in.read());
-        } catch (SocketException reset) {
-            // closed
-        }
-    }
+  }
 }

@@ -18,8 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class DirectFileSinkTest {
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private static byte[] random(int n, long seed) {
     byte[] b = new byte[n];
@@ -40,7 +39,8 @@ class DirectFileSinkTest {
     Path file = tmp.resolve("f.bin");
     int size = 9 * 1024 * 1024 + 123;
     byte[] data = random(size, 1);
-    try (FileChannel c = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+    try (FileChannel c =
+        FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       c.write(ByteBuffer.wrap(new byte[1]), size + 8192L); // pre-size larger, as a model file is
     }
     int block = blockSize(file);
@@ -78,16 +78,29 @@ class DirectFileSinkTest {
     byte[] data = random(20 * 1024 * 1024 + 77, 3);
     Files.write(src, data);
     Path dst = tmp.resolve("dst.bin");
-    try (FileChannel c = FileChannel.open(dst, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+    try (FileChannel c =
+        FileChannel.open(dst, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       c.write(ByteBuffer.wrap(new byte[1]), data.length - 1L);
     }
-    try (ChunkServer server = ChunkServer.start("127.0.0.1", 0, id -> Optional.of(new FileRange(src, 0, data.length)),
-            TestData.SECURITY);
+    try (ChunkServer server =
+            ChunkServer.start(
+                "127.0.0.1",
+                0,
+                id -> Optional.of(new FileRange(src, 0, data.length)),
+                TestData.SECURITY);
         ChunkClient client = new ChunkClient(TestData.SECURITY);
         FileChannel direct = openDirect(dst);
         FileChannel buffered = FileChannel.open(dst, StandardOpenOption.WRITE)) {
-      FetchResult r = client.fetchBlocking("127.0.0.1", server.port(), "obj", 0, data.length,
-          new DirectFileSink(direct, buffered, 0, blockSize(dst)), ObjectDigest.Algorithm.CRC32C_CRC32, null);
+      FetchResult r =
+          client.fetchBlocking(
+              "127.0.0.1",
+              server.port(),
+              "obj",
+              0,
+              data.length,
+              new DirectFileSink(direct, buffered, 0, blockSize(dst)),
+              ObjectDigest.Algorithm.CRC32C_CRC32,
+              null);
       assertEquals(data.length, r.bytes());
       ObjectDigest expected = ObjectDigest.start(ObjectDigest.Algorithm.CRC32C_CRC32);
       expected.update(data, 0, data.length);

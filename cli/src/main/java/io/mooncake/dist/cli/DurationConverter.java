@@ -5,7 +5,10 @@ import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Lets an option take {@code 500ms}, {@code 1s} or {@code 2m} (picocli alone wants ISO {@code PT1S}). */
+/**
+ * Lets an option take {@code 500ms}, {@code 1s} or {@code 2m} (picocli alone wants ISO {@code
+ * PT1S}).
+ */
 public final class DurationConverter implements ITypeConverter<Duration> {
   @Override
   public Duration convert(String value) {

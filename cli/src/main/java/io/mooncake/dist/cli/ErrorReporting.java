@@ -36,7 +36,9 @@ final class ErrorReporting implements IParameterExceptionHandler, IExecutionExce
     }
     // Not one of ours: the chain of causes is the only clue to what went wrong.
     StringBuilder message = new StringBuilder("mooncake: unexpected error: ").append(ex);
-    for (Throwable cause = ex.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+    for (Throwable cause = ex.getCause();
+        cause != null && cause != cause.getCause();
+        cause = cause.getCause()) {
       message.append("\n  caused by: ").append(cause);
     }
     err.println(message);

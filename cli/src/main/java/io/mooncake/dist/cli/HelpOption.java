@@ -7,6 +7,9 @@ import picocli.CommandLine.Option;
  * options, because a {@code --version} on each of them would print nothing.
  */
 public final class HelpOption {
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help message and exit.")
   boolean help;
 }

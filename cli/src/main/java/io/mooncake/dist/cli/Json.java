@@ -8,7 +8,8 @@ public final class Json {
   public static final ObjectMapper MAPPER = new ObjectMapper();
 
   /** Pretty printing, for manifests and {@code --json} output. */
-  public static final ObjectMapper PRETTY = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  public static final ObjectMapper PRETTY =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   private Json() {}
 }

@@ -14,12 +14,14 @@ class MooncakeCliTest {
   /** Every command path, e.g. [manifest, build], found by walking picocli's model. */
   private static List<List<String>> commandPaths(CommandLine cmd, List<String> prefix) {
     List<List<String>> paths = new ArrayList<>();
-    cmd.getSubcommands().forEach((name, sub) -> {
-      List<String> path = new ArrayList<>(prefix);
-      path.add(name);
-      paths.add(path);
-      paths.addAll(commandPaths(sub, path));
-    });
+    cmd.getSubcommands()
+        .forEach(
+            (name, sub) -> {
+              List<String> path = new ArrayList<>(prefix);
+              path.add(name);
+              paths.add(path);
+              paths.addAll(commandPaths(sub, path));
+            });
     return paths;
   }
 
@@ -49,7 +51,8 @@ class MooncakeCliTest {
   void noSubcommandIsAUsageErrorNamingTheChoices() {
     CliRun run = CliRun.of();
     assertEquals(2, run.exitCode(), run.transcript());
-    assertTrue(run.err().contains("missing subcommand") && run.err().contains("watch"), run.transcript());
+    assertTrue(
+        run.err().contains("missing subcommand") && run.err().contains("watch"), run.transcript());
     assertEquals(2, CliRun.of("manifest").exitCode());
   }
 
@@ -57,6 +60,8 @@ class MooncakeCliTest {
   void anUnknownFlagIsAUsageErrorPointingAtTheCommandsHelp() {
     CliRun run = CliRun.of("status", "j", "--bogus");
     assertEquals(2, run.exitCode(), run.transcript());
-    assertTrue(run.err().contains("--bogus") && run.err().contains("mooncake status --help"), run.transcript());
+    assertTrue(
+        run.err().contains("--bogus") && run.err().contains("mooncake status --help"),
+        run.transcript());
   }
 }

@@ -15,8 +15,8 @@ import org.jooq.impl.DSL;
 /**
  * A pooled connection to the distribution database and the jOOQ context over it.
  *
- * <p>Opening checks the database answers before anything else starts, so a launcher fails fast
- * with {@link DatabaseUnavailableException} naming the URL instead of retrying in the background.
+ * <p>Opening checks the database answers before anything else starts, so a launcher fails fast with
+ * {@link DatabaseUnavailableException} naming the URL instead of retrying in the background.
  */
 public final class Database implements AutoCloseable {
   private final String jdbcUrl;
@@ -73,11 +73,7 @@ public final class Database implements AutoCloseable {
    * masters starting together apply each migration exactly once.
    */
   public void migrate() {
-    Flyway.configure()
-        .dataSource(dataSource)
-        .locations("classpath:db/migration")
-        .load()
-        .migrate();
+    Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
   }
 
   public DSLContext dsl() {
@@ -113,11 +109,11 @@ public final class Database implements AutoCloseable {
   /**
    * The pool as jOOQ sees it: connections that know their isolation level instead of asking the
    * server. jOOQ 3.21 reads {@link Connection#getTransactionIsolation} at the start of every
-   * transaction (jOOQ issue 20135), and the PostgreSQL driver answers it with a
-   * {@code SHOW TRANSACTION ISOLATION LEVEL} round trip: about 1,500 per fan-out job, each one a
-   * statement the database parses and a wait for the caller. The pool pins the level of every
-   * connection it hands out ({@code setTransactionIsolation} above), so it is known: READ
-   * COMMITTED, or what a borrower set since (tracked here; the pool restores it on return).
+   * transaction (jOOQ issue 20135), and the PostgreSQL driver answers it with a {@code SHOW
+   * TRANSACTION ISOLATION LEVEL} round trip: about 1,500 per fan-out job, each one a statement the
+   * database parses and a wait for the caller. The pool pins the level of every connection it hands
+   * out ({@code setTransactionIsolation} above), so it is known: READ COMMITTED, or what a borrower
+   * set since (tracked here; the pool restores it on return).
    */
   static final class KnownIsolation implements DataSource {
     private final DataSource pool;
@@ -157,7 +153,8 @@ public final class Database implements AutoCloseable {
     }
 
     @Override
-    public java.util.logging.Logger getParentLogger() throws java.sql.SQLFeatureNotSupportedException {
+    public java.util.logging.Logger getParentLogger()
+        throws java.sql.SQLFeatureNotSupportedException {
       return pool.getParentLogger();
     }
 

@@ -13,9 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * LISTENs on channels over a dedicated connection and hands each notification to a callback.
  *
- * <p>Notifications are only a wake-up: they can be lost (e.g. across a database restart), so
- * every consumer also polls. After a reconnect the callback receives {@code (null, null)} so the
- * consumer runs at once rather than waiting for its next poll.
+ * <p>Notifications are only a wake-up: they can be lost (e.g. across a database restart), so every
+ * consumer also polls. After a reconnect the callback receives {@code (null, null)} so the consumer
+ * runs at once rather than waiting for its next poll.
  */
 public final class PgListener implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PgListener.class);
@@ -31,7 +31,11 @@ public final class PgListener implements AutoCloseable {
     this.database = database;
     this.channels = List.copyOf(channels);
     this.callback = callback;
-    this.thread = Thread.ofPlatform().daemon().name("pg-listen-" + String.join(",", channels)).unstarted(this::run);
+    this.thread =
+        Thread.ofPlatform()
+            .daemon()
+            .name("pg-listen-" + String.join(",", channels))
+            .unstarted(this::run);
   }
 
   public PgListener start() {
@@ -64,7 +68,10 @@ public final class PgListener implements AutoCloseable {
         if (!running) {
           return;
         }
-        log.warn("notification listener lost its connection ({}); reconnecting in {} ms", e.getMessage(), backoffMs);
+        log.warn(
+            "notification listener lost its connection ({}); reconnecting in {} ms",
+            e.getMessage(),
+            backoffMs);
         try {
           Thread.sleep(backoffMs);
         } catch (InterruptedException ie) {

@@ -16,15 +16,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Who may call the API. With tokens ({@code --api-tokens-file}) every request but the public
- * documents needs {@code Authorization: Bearer <token>}: GET and HEAD need a read token, every other
- * method a write token. Missing or unknown tokens get 401 (before routing, so paths cannot be probed
- * without a token), a read token on a write request 403. {@link #open()} lets everything through;
- * the master only uses it when started with {@code --no-auth}.
+ * documents needs {@code Authorization: Bearer <token>}: GET and HEAD need a read token, every
+ * other method a write token. Missing or unknown tokens get 401 (before routing, so paths cannot be
+ * probed without a token), a read token on a write request 403. {@link #open()} lets everything
+ * through; the master only uses it when started with {@code --no-auth}.
  */
 public final class ApiAccess implements Filter {
   private static final Logger log = LoggerFactory.getLogger(ApiAccess.class);
+
   /** Served without a token: the load balancer's probe and static documents that carry no data. */
   static final Set<String> PUBLIC_GET = Set.of("/health", "/", "/status", "/openapi");
+
   private static final String BEARER = "bearer ";
 
   private final ApiTokens tokens;
@@ -61,24 +63,41 @@ public final class ApiAccess implements Filter {
       return;
     }
     Permission needed = reading ? Permission.READ : Permission.WRITE;
-    Optional<String> presented = req.headers().first(HeaderNames.AUTHORIZATION)
-        .filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
-        .map(h -> h.substring(BEARER.length()).strip());
+    Optional<String> presented =
+        req.headers()
+            .first(HeaderNames.AUTHORIZATION)
+            .filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
+            .map(h -> h.substring(BEARER.length()).strip());
     if (presented.isEmpty()) {
       res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"mooncake\"");
-      Responses.error(res, 401, null, "authentication required: send 'Authorization: Bearer <token>' with a "
-          + needed.name().toLowerCase() + " token");
+      Responses.error(
+          res,
+          401,
+          null,
+          "authentication required: send 'Authorization: Bearer <token>' with a "
+              + needed.name().toLowerCase()
+              + " token");
       return;
     }
     Optional<Grant> grant = tokens.lookup(presented.get());
     if (grant.isEmpty()) {
-      res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"mooncake\", error=\"invalid_token\"");
+      res.header(
+          HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"mooncake\", error=\"invalid_token\"");
       Responses.error(res, 401, null, "invalid bearer token");
       return;
     }
     if (!grant.get().permission().allows(needed)) {
-      Responses.error(res, 403, null, "token '" + grant.get().name() + "' may only read; "
-          + method.text() + " " + req.path().path() + " needs a write token");
+      Responses.error(
+          res,
+          403,
+          null,
+          "token '"
+              + grant.get().name()
+              + "' may only read; "
+              + method.text()
+              + " "
+              + req.path().path()
+              + " needs a write token");
       return;
     }
     if (!reading) {

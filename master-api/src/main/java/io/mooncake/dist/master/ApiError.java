@@ -1,8 +1,8 @@
 package io.mooncake.dist.master;
 
 /**
- * An error the API answers with a JSON body in Mooncake's shape,
- * {@code {"success": false, "error_code": <http status>, "error_message": "...", "field": ...}}.
+ * An error the API answers with a JSON body in Mooncake's shape, {@code {"success": false,
+ * "error_code": <http status>, "error_message": "...", "field": ...}}.
  */
 public final class ApiError extends RuntimeException {
   private final int status;

@@ -12,8 +12,8 @@ import java.util.Map;
 
 /**
  * {@code DELETE /api/v1/model-distribution/artifacts?model_id=&revision=&format=&provider=}: frees
- * a model's disk on every node that has a placement of one of its jobs, once no active job uses
- * it. Answers 202 with the rows recorded; the nodes' workers do the deleting.
+ * a model's disk on every node that has a placement of one of its jobs, once no active job uses it.
+ * Answers 202 with the rows recorded; the nodes' workers do the deleting.
  */
 final class ArtifactsService implements HttpService {
   private final ArtifactDeletions deletions;
@@ -30,11 +30,18 @@ final class ArtifactsService implements HttpService {
   private void delete(ServerRequest req, ServerResponse res) {
     ModelRef model = ModelQuery.parse(name -> req.query().first(name).asOptional());
     switch (deletions.request(model)) {
-      case ArtifactDeletions.Outcome.NotFound n -> throw new ApiError(404, "model_id",
-          "no distribution job was ever created for model " + describe(model));
-      case ArtifactDeletions.Outcome.Conflict c -> throw new ApiError(409, "model_id",
-          "model " + describe(model) + " is used by active jobs " + String.join(", ", c.activeJobIds())
-              + "; cancel them or wait for them to end");
+      case ArtifactDeletions.Outcome.NotFound n ->
+          throw new ApiError(
+              404, "model_id", "no distribution job was ever created for model " + describe(model));
+      case ArtifactDeletions.Outcome.Conflict c ->
+          throw new ApiError(
+              409,
+              "model_id",
+              "model "
+                  + describe(model)
+                  + " is used by active jobs "
+                  + String.join(", ", c.activeJobIds())
+                  + "; cancel them or wait for them to end");
       case ArtifactDeletions.Outcome.Requested r -> {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("model_id", model.modelId());

@@ -29,7 +29,12 @@ final class DistributionService implements HttpService {
   private final Runnable onJobCreated;
   private final SourcePolicy sources;
 
-  DistributionService(JobStore jobs, JobListing listing, JobCancel cancel, Runnable onJobCreated, SourcePolicy sources) {
+  DistributionService(
+      JobStore jobs,
+      JobListing listing,
+      JobCancel cancel,
+      Runnable onJobCreated,
+      SourcePolicy sources) {
     this.sources = sources;
     this.jobs = jobs;
     this.listing = listing;
@@ -39,9 +44,7 @@ final class DistributionService implements HttpService {
 
   @Override
   public void routing(HttpRules rules) {
-    rules.post("/jobs", this::create)
-        .get("/jobs", this::query)
-        .post("/jobs/cancel", this::cancel);
+    rules.post("/jobs", this::create).get("/jobs", this::query).post("/jobs/cancel", this::cancel);
   }
 
   private void create(ServerRequest req, ServerResponse res) {
@@ -49,10 +52,12 @@ final class DistributionService implements HttpService {
     ParsedRequest parsed = JobRequestParser.parse(body);
     sources.check(parsed.request());
     String jobId = parsed.request().jobId();
-    CreateResult result = jobs.create(parsed.request(), parsed.canonicalSha256(), parsed.json().toString());
+    CreateResult result =
+        jobs.create(parsed.request(), parsed.canonicalSha256(), parsed.json().toString());
     switch (result) {
-      case CONFLICT -> throw new ApiError(409, "job_id",
-          "job_id '" + jobId + "' already exists with a different request body");
+      case CONFLICT ->
+          throw new ApiError(
+              409, "job_id", "job_id '" + jobId + "' already exists with a different request body");
       case CREATED -> {
         onJobCreated.run();
         Responses.json(res, 201, snapshot(jobId));
@@ -75,8 +80,15 @@ final class DistributionService implements HttpService {
     String jobId = requiredJobId(req);
     switch (cancel.cancel(jobId)) {
       case CancelOutcome.NotFound n -> throw notFound(jobId);
-      case CancelOutcome.AlreadyTerminal t -> throw new ApiError(409, "job_id", "job '" + jobId + "' is already "
-          + t.status().wire() + "; only planned, seeding or replicating jobs can be canceled");
+      case CancelOutcome.AlreadyTerminal t ->
+          throw new ApiError(
+              409,
+              "job_id",
+              "job '"
+                  + jobId
+                  + "' is already "
+                  + t.status().wire()
+                  + "; only planned, seeding or replicating jobs can be canceled");
       case CancelOutcome.Canceled c -> Responses.json(res, 200, snapshot(jobId));
     }
   }

@@ -9,14 +9,14 @@ import java.util.stream.Collectors;
 
 /**
  * The query of the job list, {@code ?state=&limit=&after=}, validated: an unknown state, a limit
- * outside 1..{@value #MAX_LIMIT} or a cursor this API did not hand out is a 400 naming the parameter.
+ * outside 1..{@value #MAX_LIMIT} or a cursor this API did not hand out is a 400 naming the
+ * parameter.
  */
 record JobListQuery(JobStatus state, int limit, JobCursor after) {
   static final int DEFAULT_LIMIT = 50;
   static final int MAX_LIMIT = 500;
-  private static final String STATES = Arrays.stream(JobStatus.values())
-      .map(JobStatus::wire)
-      .collect(Collectors.joining(", "));
+  private static final String STATES =
+      Arrays.stream(JobStatus.values()).map(JobStatus::wire).collect(Collectors.joining(", "));
 
   static JobListQuery parse(UriQuery query) {
     return new JobListQuery(state(query), limit(query), after(query));
@@ -48,7 +48,8 @@ record JobListQuery(JobStatus state, int limit, JobCursor after) {
     } catch (NumberFormatException e) {
       // reported below with the same message as an out-of-range number
     }
-    throw new ValidationException("limit", "must be an integer from 1 to " + MAX_LIMIT + ", got '" + value + "'");
+    throw new ValidationException(
+        "limit", "must be an integer from 1 to " + MAX_LIMIT + ", got '" + value + "'");
   }
 
   private static JobCursor after(UriQuery query) {
@@ -59,7 +60,8 @@ record JobListQuery(JobStatus state, int limit, JobCursor after) {
     try {
       return JobCursor.decode(value);
     } catch (IllegalArgumentException e) {
-      throw new ValidationException("after", e.getMessage() + "; pass the \"next\" value of the previous page");
+      throw new ValidationException(
+          "after", e.getMessage() + "; pass the \"next\" value of the previous page");
     }
   }
 }

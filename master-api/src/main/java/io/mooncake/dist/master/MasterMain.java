@@ -1,18 +1,18 @@
 package io.mooncake.dist.master;
 
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.DatabaseUnavailableException;
-import io.helidon.webserver.WebServerConfig;
 import io.mooncake.dist.master.auth.ApiTokens;
 import io.mooncake.dist.master.auth.PemFiles;
 import io.mooncake.dist.master.validation.SourcePolicy;
+import io.mooncake.dist.scheduler.loop.SchedulerLoop;
 import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
-import java.util.List;
-import io.mooncake.dist.scheduler.loop.SchedulerLoop;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -23,55 +23,92 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code bin/mooncake_master}: migrate the database, start the scheduler loop, serve HTTP. */
-@Command(name = "mooncake_master", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Mooncake model distribution master: HTTP API and scheduler. Several may run against one database.")
+@Command(
+    name = "mooncake_master",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description =
+        "Mooncake model distribution master: HTTP API and scheduler. Several may run against one database.")
 public final class MasterMain implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(MasterMain.class);
 
-  @Option(names = "--http-port", defaultValue = "8080", description = "HTTP port (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--http-port",
+      defaultValue = "8080",
+      description = "HTTP port (default: ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--bind-host", defaultValue = "0.0.0.0", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--bind-host",
+      defaultValue = "0.0.0.0",
+      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
   String bindHost;
 
-  @Option(names = "--db-url", defaultValue = "${env:MOONCAKE_DB_URL}",
-      description = "PostgreSQL JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/mooncake?user=postgres (default: $MOONCAKE_DB_URL).")
+  @Option(
+      names = "--db-url",
+      defaultValue = "${env:MOONCAKE_DB_URL}",
+      description =
+          "PostgreSQL JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/mooncake?user=postgres (default: $MOONCAKE_DB_URL).")
   String dbUrl;
 
-  @Option(names = "--db-pool-size", defaultValue = "8", description = "Connection pool size (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--db-pool-size",
+      defaultValue = "8",
+      description = "Connection pool size (default: ${DEFAULT-VALUE}).")
   int poolSize;
 
-  @Option(names = "--scheduler-tick-ms", defaultValue = "500",
-      description = "Scheduler poll interval; task completions also wake it through NOTIFY (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--scheduler-tick-ms",
+      defaultValue = "500",
+      description =
+          "Scheduler poll interval; task completions also wake it through NOTIFY (default: ${DEFAULT-VALUE}).")
   long tickMs;
 
-  @Option(names = "--allowed-sources", defaultValue = "",
-      description = "Comma-separated sources seeds may read: file:///<dir>/ roots and http(s)://<host>[:<port>] origins; "
-          + "empty (the default, for local use) allows any source.")
+  @Option(
+      names = "--allowed-sources",
+      defaultValue = "",
+      description =
+          "Comma-separated sources seeds may read: file:///<dir>/ roots and http(s)://<host>[:<port>] origins; "
+              + "empty (the default, for local use) allows any source.")
   String allowedSources;
 
-  @Option(names = "--node-grace-seconds", defaultValue = "300",
-      description = "A placement whose node has not heartbeated for this long gets its open tasks failed (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--node-grace-seconds",
+      defaultValue = "300",
+      description =
+          "A placement whose node has not heartbeated for this long gets its open tasks failed (default: ${DEFAULT-VALUE}).")
   long nodeGraceSeconds;
 
-  @Option(names = "--retention-hours", defaultValue = "168",
-      description = "Task rows of jobs finished longer ago than this are pruned (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--retention-hours",
+      defaultValue = "168",
+      description =
+          "Task rows of jobs finished longer ago than this are pruned (default: ${DEFAULT-VALUE}).")
   long retentionHours;
 
-  @Option(names = "--api-tokens-file", paramLabel = "<file>",
-      description = "Bearer tokens the API accepts, one per line: '<read|write> <token> [<name>]' (file mode 600). "
-          + "Required unless --no-auth.")
+  @Option(
+      names = "--api-tokens-file",
+      paramLabel = "<file>",
+      description =
+          "Bearer tokens the API accepts, one per line: '<read|write> <token> [<name>]' (file mode 600). "
+              + "Required unless --no-auth.")
   Path apiTokensFile;
 
-  @Option(names = "--no-auth",
-      description = "Serve the API without authentication. For local use only: anyone who reaches the port may create and cancel jobs.")
+  @Option(
+      names = "--no-auth",
+      description =
+          "Serve the API without authentication. For local use only: anyone who reaches the port may create and cancel jobs.")
   boolean noAuth;
 
-  @Option(names = "--tls-cert", paramLabel = "<pem>",
+  @Option(
+      names = "--tls-cert",
+      paramLabel = "<pem>",
       description = "Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.")
   Path tlsCert;
 
-  @Option(names = "--tls-key", paramLabel = "<pem>",
+  @Option(
+      names = "--tls-key",
+      paramLabel = "<pem>",
       description = "The unencrypted PKCS#8 PEM private key of --tls-cert.")
   Path tlsKey;
 
@@ -84,7 +121,8 @@ public final class MasterMain implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     if (dbUrl == null || dbUrl.isBlank()) {
-      System.err.println("mooncake_master: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
+      System.err.println(
+          "mooncake_master: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
       return 2;
     }
     if (httpPort < 0 || httpPort > 65535) {
@@ -92,7 +130,8 @@ public final class MasterMain implements Callable<Integer> {
       return 2;
     }
     if (nodeGraceSeconds < 1 || retentionHours < 0) {
-      System.err.println("mooncake_master: --node-grace-seconds must be at least 1 and --retention-hours at least 0");
+      System.err.println(
+          "mooncake_master: --node-grace-seconds must be at least 1 and --retention-hours at least 0");
       return 2;
     }
     SourcePolicy sources;
@@ -104,7 +143,8 @@ public final class MasterMain implements Callable<Integer> {
     }
     ApiAccess access;
     if (noAuth && apiTokensFile != null) {
-      System.err.println("mooncake_master: --no-auth and --api-tokens-file contradict each other; pass one");
+      System.err.println(
+          "mooncake_master: --no-auth and --api-tokens-file contradict each other; pass one");
       return 2;
     } else if (noAuth) {
       access = ApiAccess.open();
@@ -116,12 +156,14 @@ public final class MasterMain implements Callable<Integer> {
         return 2;
       }
     } else {
-      System.err.println("mooncake_master: the API needs authentication: pass --api-tokens-file <file> "
-          + "(lines '<read|write> <token> [<name>]', mode 600), or --no-auth for local use only");
+      System.err.println(
+          "mooncake_master: the API needs authentication: pass --api-tokens-file <file> "
+              + "(lines '<read|write> <token> [<name>]', mode 600), or --no-auth for local use only");
       return 2;
     }
     if ((tlsCert == null) != (tlsKey == null)) {
-      System.err.println("mooncake_master: --tls-cert and --tls-key go together; pass both or neither");
+      System.err.println(
+          "mooncake_master: --tls-cert and --tls-key go together; pass both or neither");
       return 2;
     }
     PrivateKey key = null;
@@ -148,28 +190,44 @@ public final class MasterMain implements Callable<Integer> {
       System.err.println("mooncake_master: " + e.getMessage());
       return 3;
     }
-    SchedulerLoop scheduler = new SchedulerLoop(db, new SchedulerLoop.Settings(Duration.ofMillis(tickMs),
-        Duration.ofSeconds(nodeGraceSeconds), Duration.ofHours(retentionHours), SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY)).start();
-    WebServerConfig.Builder web = WebServer.builder()
-        .host(bindHost)
-        .port(httpPort)
-        .maxPayloadSize(64L * 1024 * 1024)
-        .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access));
+    SchedulerLoop scheduler =
+        new SchedulerLoop(
+                db,
+                new SchedulerLoop.Settings(
+                    Duration.ofMillis(tickMs),
+                    Duration.ofSeconds(nodeGraceSeconds),
+                    Duration.ofHours(retentionHours),
+                    SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY))
+            .start();
+    WebServerConfig.Builder web =
+        WebServer.builder()
+            .host(bindHost)
+            .port(httpPort)
+            .maxPayloadSize(64L * 1024 * 1024)
+            .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access));
     if (key != null) {
       PrivateKey tlsPrivateKey = key;
       List<X509Certificate> tlsChain = chain;
       web.tls(t -> t.privateKey(tlsPrivateKey).privateKeyCertChain(tlsChain));
     }
     WebServer server = web.build().start();
-    log.info("mooncake_master serving {}://{}:{} (database {}, {})", key != null ? "https" : "http", bindHost,
-        server.port(), Database.redact(dbUrl), access.enabled() ? "bearer tokens required" : "NO AUTHENTICATION (--no-auth)");
+    log.info(
+        "mooncake_master serving {}://{}:{} (database {}, {})",
+        key != null ? "https" : "http",
+        bindHost,
+        server.port(),
+        Database.redact(dbUrl),
+        access.enabled() ? "bearer tokens required" : "NO AUTHENTICATION (--no-auth)");
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      server.stop();
-      scheduler.close();
-      db.close();
-      stopped.countDown();
-    }));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  server.stop();
+                  scheduler.close();
+                  db.close();
+                  stopped.countDown();
+                }));
     stopped.await();
     return 0;
   }

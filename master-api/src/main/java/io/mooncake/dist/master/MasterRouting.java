@@ -25,12 +25,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The master's route table and its error mapping, shared by the launcher and the tests. The table
- * is one function over {@link HttpRules}, applied to the real router and, for {@link #routes},
- * to a {@link RouteTable} recorder, so the list of routes is never written down twice.
+ * is one function over {@link HttpRules}, applied to the real router and, for {@link #routes}, to a
+ * {@link RouteTable} recorder, so the list of routes is never written down twice.
  */
 public final class MasterRouting {
   private static final Logger log = LoggerFactory.getLogger(MasterRouting.class);
-  /** The message of the 404 for a path or method no route serves; tests tell it from a handler's 404 by it. */
+
+  /**
+   * The message of the 404 for a path or method no route serves; tests tell it from a handler's 404
+   * by it.
+   */
   public static final String NO_ROUTE = "no route for ";
 
   private MasterRouting() {}
@@ -40,12 +44,17 @@ public final class MasterRouting {
   }
 
   /** As above, refusing jobs whose sources {@code sources} does not allow. */
-  public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources) {
+  public static void routing(
+      HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources) {
     routing(routing, db, onJobCreated, sources, ApiAccess.open());
   }
 
   /** As above, admitting only the requests {@code access} allows (counted all the same). */
-  public static void routing(HttpRouting.Builder routing, Database db, Runnable onJobCreated, SourcePolicy sources,
+  public static void routing(
+      HttpRouting.Builder routing,
+      Database db,
+      Runnable onJobCreated,
+      SourcePolicy sources,
       ApiAccess access) {
     HttpRequestCounter requests = new HttpRequestCounter(routes(db));
     routing.addFilter(requests);
@@ -53,43 +62,69 @@ public final class MasterRouting {
     table(db, onJobCreated, requests, sources).accept(routing);
     routing
         .any(MasterRouting::noRoute)
-        .error(ValidationException.class, (req, res, e) -> Responses.error(res, 400, e.field(), e.getMessage()))
-        .error(ApiError.class, (req, res, e) -> Responses.error(res, e.status(), e.field(), e.getMessage()))
-        .error(DataAccessException.class, (req, res, e) -> {
-          log.warn("database error serving {} {}: {}", req.prologue().method(), req.path().path(), e.getMessage());
-          Responses.error(res, 503, null, "database unavailable: " + e.getMessage());
-        })
-        .error(RuntimeException.class, (req, res, e) -> {
-          log.error("unexpected error serving {} {}", req.prologue().method(), req.path().path(), e);
-          Responses.error(res, 500, null, "internal error: " + e);
-        });
+        .error(
+            ValidationException.class,
+            (req, res, e) -> Responses.error(res, 400, e.field(), e.getMessage()))
+        .error(
+            ApiError.class,
+            (req, res, e) -> Responses.error(res, e.status(), e.field(), e.getMessage()))
+        .error(
+            DataAccessException.class,
+            (req, res, e) -> {
+              log.warn(
+                  "database error serving {} {}: {}",
+                  req.prologue().method(),
+                  req.path().path(),
+                  e.getMessage());
+              Responses.error(res, 503, null, "database unavailable: " + e.getMessage());
+            })
+        .error(
+            RuntimeException.class,
+            (req, res, e) -> {
+              log.error(
+                  "unexpected error serving {} {}", req.prologue().method(), req.path().path(), e);
+              Responses.error(res, 500, null, "internal error: " + e);
+            });
   }
 
   /** Every route the master serves, in table order, recorded from the table itself. */
   public static List<Route> routes(Database db) {
-    return RouteTable.record(table(db, () -> {}, new HttpRequestCounter(List.of()), SourcePolicy.ALLOW_ALL));
+    return RouteTable.record(
+        table(db, () -> {}, new HttpRequestCounter(List.of()), SourcePolicy.ALLOW_ALL));
   }
 
-  private static Consumer<HttpRules> table(Database db, Runnable onJobCreated, HttpRequestCounter requests,
-      SourcePolicy sources) {
-    DistributionService distribution = new DistributionService(new JobStore(db.dsl()), new JobListing(db.dsl()),
-        new JobCancel(db.dsl()), onJobCreated, sources);
+  private static Consumer<HttpRules> table(
+      Database db, Runnable onJobCreated, HttpRequestCounter requests, SourcePolicy sources) {
+    DistributionService distribution =
+        new DistributionService(
+            new JobStore(db.dsl()),
+            new JobListing(db.dsl()),
+            new JobCancel(db.dsl()),
+            onJobCreated,
+            sources);
     NodesService nodes = new NodesService(new NodeRegistry(db.dsl()));
     MetricsService metrics = new MetricsService(new MetricsQueries(db.dsl()), requests);
     OperatorPagesService pages = new OperatorPagesService();
-    return rules -> rules
-        .get("/health", (req, res) -> {
-          db.dsl().selectOne().fetch();
-          Responses.json(res, 200, Map.of("status", "UP"));
-        })
-        .register("/api/v1/model-distribution", distribution)
-        .register("/api/v1/model-distribution", new ArtifactsService(new ArtifactDeletions(db.dsl())))
-        .register("/api/v1/nodes", nodes)
-        .register(metrics, pages);
+    return rules ->
+        rules
+            .get(
+                "/health",
+                (req, res) -> {
+                  db.dsl().selectOne().fetch();
+                  Responses.json(res, 200, Map.of("status", "UP"));
+                })
+            .register("/api/v1/model-distribution", distribution)
+            .register(
+                "/api/v1/model-distribution", new ArtifactsService(new ArtifactDeletions(db.dsl())))
+            .register("/api/v1/nodes", nodes)
+            .register(metrics, pages);
   }
 
-  /** Unrouted requests get the same JSON error shape as every other error, not Helidon's plain text. */
+  /**
+   * Unrouted requests get the same JSON error shape as every other error, not Helidon's plain text.
+   */
   private static void noRoute(ServerRequest req, ServerResponse res) {
-    Responses.error(res, 404, null, NO_ROUTE + req.prologue().method().text() + " " + req.path().path());
+    Responses.error(
+        res, 404, null, NO_ROUTE + req.prologue().method().text() + " " + req.path().path());
   }
 }

@@ -10,9 +10,9 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 
 /**
- * Documents served as they are stored on the classpath: the status page ({@code /} and
- * {@code /status}) and the OpenAPI description ({@code /openapi}, JSON). Both are read once at
- * start, so a packaging mistake fails the master at start rather than at the first request.
+ * Documents served as they are stored on the classpath: the status page ({@code /} and {@code
+ * /status}) and the OpenAPI description ({@code /openapi}, JSON). Both are read once at start, so a
+ * packaging mistake fails the master at start rather than at the first request.
  */
 final class OperatorPagesService implements HttpService {
   private static final String HTML = "text/html; charset=utf-8";
@@ -23,7 +23,8 @@ final class OperatorPagesService implements HttpService {
 
   @Override
   public void routing(HttpRules rules) {
-    rules.get("/", this::statusPage)
+    rules
+        .get("/", this::statusPage)
         .get("/status", this::statusPage)
         .get("/openapi", this::openApi);
   }

@@ -10,14 +10,14 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The master's routes as data, read from the very route tables the server is built from: the
- * rules are replayed against a recorder instead of a router. The OpenAPI test compares the
- * document with this list, and request metrics label requests by it, so neither can drift from
- * what is really served.
+ * The master's routes as data, read from the very route tables the server is built from: the rules
+ * are replayed against a recorder instead of a router. The OpenAPI test compares the document with
+ * this list, and request metrics label requests by it, so neither can drift from what is really
+ * served.
  *
- * <p>Only exact paths registered with {@code get}/{@code post}/{@code delete} (directly or inside a service,
- * under a prefix) are supported; any other kind of rule fails the recording loudly, so a route
- * cannot be added in a way this table would miss.
+ * <p>Only exact paths registered with {@code get}/{@code post}/{@code delete} (directly or inside a
+ * service, under a prefix) are supported; any other kind of rule fails the recording loudly, so a
+ * route cannot be added in a way this table would miss.
  */
 public final class RouteTable {
   /** One served operation: an HTTP method and an exact path such as {@code /api/v1/nodes}. */
@@ -32,7 +32,10 @@ public final class RouteTable {
     return List.copyOf(routes);
   }
 
-  /** {@code /a/} and {@code /a} are the same route to Helidon; the table keeps the form without the slash. */
+  /**
+   * {@code /a/} and {@code /a} are the same route to Helidon; the table keeps the form without the
+   * slash.
+   */
   public static String normalize(String path) {
     return path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
   }

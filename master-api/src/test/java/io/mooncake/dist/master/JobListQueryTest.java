@@ -55,10 +55,12 @@ class JobListQueryTest {
 
   @Test
   void aCursorRoundTripsAndAnythingElseIsRejectedNamingAfter() {
-    JobCursor c = new JobCursor(Instant.parse("2026-01-02T03:04:05.123456Z"), "job.with:odd-chars_1");
+    JobCursor c =
+        new JobCursor(Instant.parse("2026-01-02T03:04:05.123456Z"), "job.with:odd-chars_1");
     assertEquals(c, parse("after=" + c.encode()).after());
     assertTrue(c.encode().matches("[A-Za-z0-9_-]+"), "URL-safe without escaping: " + c.encode());
-    for (String bad : new String[] {"!!", "dGVzdA", "djF8bm90LWEtdGltZXxq", "djF8MjAyNi0wMS0wMlQwMzowNDowNVp8"}) {
+    for (String bad :
+        new String[] {"!!", "dGVzdA", "djF8bm90LWEtdGltZXxq", "djF8MjAyNi0wMS0wMlQwMzowNDowNVp8"}) {
       assertEquals("after", rejected("after=" + bad).field(), bad);
     }
   }

@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The objects this node is receiving right now, so its chunk server can relay each one while it
  * arrives (cut-through): a copy registers its object before it names its source in its task row
  * (which is what makes it a source for other followers, see {@code ReplicaCatalog.sources}), and
- * the entry stays until the copy's outcome is recorded, when the published replica takes over.
- * In memory only: after a restart the rows are rescued and the objects fetched again.
+ * the entry stays until the copy's outcome is recorded, when the published replica takes over. In
+ * memory only: after a restart the rows are rescued and the objects fetched again.
  */
 final class Arrivals {
   private final ConcurrentHashMap<String, FileRange> receiving = new ConcurrentHashMap<>();
@@ -39,7 +39,9 @@ final class Arrivals {
 
   /** The copy's outcome is recorded: its replica row (if any) answers from now on. */
   void settled(String objectId) {
-    receiving.computeIfPresent(objectId, (id, range) -> range.arrival().complete() || range.arrival().failed() ? null : range);
+    receiving.computeIfPresent(
+        objectId,
+        (id, range) -> range.arrival().complete() || range.arrival().failed() ? null : range);
   }
 
   /** The object's range while it arrives here. */

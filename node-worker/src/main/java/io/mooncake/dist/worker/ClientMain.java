@@ -5,6 +5,7 @@ import io.mooncake.dist.db.DatabaseUnavailableException;
 import io.mooncake.dist.scheduler.domain.NodeId;
 import io.mooncake.dist.transfer.ChunkSecurity;
 import io.mooncake.dist.transfer.ChunkTls;
+import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.security.ClusterSecret;
 import io.mooncake.dist.worker.store.SourceCredentials;
 import java.io.IOException;
@@ -13,84 +14,140 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import io.mooncake.dist.transfer.ObjectDigest;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code bin/mooncake_client}: run one node's worker until stopped. */
-@Command(name = "mooncake_client", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Mooncake model distribution node worker: serves chunks on the node id's port and executes this node's tasks.")
+@Command(
+    name = "mooncake_client",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description =
+        "Mooncake model distribution node worker: serves chunks on the node id's port and executes this node's tasks.")
 public final class ClientMain implements Callable<Integer> {
-  @Option(names = "--node-id", required = true, description = "This node's id, host:port; the chunk server listens on that port.")
+  @Option(
+      names = "--node-id",
+      required = true,
+      description = "This node's id, host:port; the chunk server listens on that port.")
   String nodeIdText;
 
-  @Option(names = "--data-dir", required = true, description = "Directory for staged models (created if missing).")
+  @Option(
+      names = "--data-dir",
+      required = true,
+      description = "Directory for staged models (created if missing).")
   Path dataDir;
 
-  @Option(names = "--db-url", defaultValue = "${env:MOONCAKE_DB_URL}",
+  @Option(
+      names = "--db-url",
+      defaultValue = "${env:MOONCAKE_DB_URL}",
       description = "PostgreSQL JDBC URL (default: $MOONCAKE_DB_URL).")
   String dbUrl;
 
-  @Option(names = "--bind-host", defaultValue = "0.0.0.0", description = "Address the chunk server binds (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--bind-host",
+      defaultValue = "0.0.0.0",
+      description = "Address the chunk server binds (default: ${DEFAULT-VALUE}).")
   String bindHost;
 
-  @Option(names = "--concurrency", defaultValue = "8", description = "Tasks executed at once, e.g. chunks in flight (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--concurrency",
+      defaultValue = "8",
+      description = "Tasks executed at once, e.g. chunks in flight (default: ${DEFAULT-VALUE}).")
   int concurrency;
 
-  @Option(names = "--heartbeat-ms", defaultValue = "2000", description = "Heartbeat and lease renewal interval (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--heartbeat-ms",
+      defaultValue = "2000",
+      description = "Heartbeat and lease renewal interval (default: ${DEFAULT-VALUE}).")
   long heartbeatMs;
 
-  @Option(names = "--lease-seconds", defaultValue = "30", description = "Task lease; a task whose lease lapses is rescued (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--lease-seconds",
+      defaultValue = "30",
+      description = "Task lease; a task whose lease lapses is rescued (default: ${DEFAULT-VALUE}).")
   long leaseSeconds;
 
-  @Option(names = "--poll-ms", defaultValue = "1000", description = "Claim poll interval when no NOTIFY arrives (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--poll-ms",
+      defaultValue = "1000",
+      description = "Claim poll interval when no NOTIFY arrives (default: ${DEFAULT-VALUE}).")
   long pollMs;
 
-  @Option(names = "--upload-limit-mbit", defaultValue = "0",
-      description = "Serve chunks to peers at most this fast, in Mbit/s over all peers; 0 = unlimited (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--upload-limit-mbit",
+      defaultValue = "0",
+      description =
+          "Serve chunks to peers at most this fast, in Mbit/s over all peers; 0 = unlimited (default: ${DEFAULT-VALUE}).")
   long uploadMbit;
 
-  @Option(names = "--download-limit-mbit", defaultValue = "0",
-      description = "Copy chunks from peers at most this fast, in Mbit/s over all copies; 0 = unlimited (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--download-limit-mbit",
+      defaultValue = "0",
+      description =
+          "Copy chunks from peers at most this fast, in Mbit/s over all copies; 0 = unlimited (default: ${DEFAULT-VALUE}).")
   long downloadMbit;
 
-  @Option(names = "--http-port", defaultValue = "-1",
-      description = "Serve GET /health and GET /metrics on this port of --bind-host; -1 = off, 0 = an ephemeral port (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--http-port",
+      defaultValue = "-1",
+      description =
+          "Serve GET /health and GET /metrics on this port of --bind-host; -1 = off, 0 = an ephemeral port (default: ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--source-credentials", paramLabel = "<file>",
-      description = "Headers for HTTP(S) sources, one per line: '<url-prefix> <Header-Name>: <value>' (file mode 600). "
-          + "Jobs never carry credentials; the seed adds the header whose prefix matches the URL.")
+  @Option(
+      names = "--source-credentials",
+      paramLabel = "<file>",
+      description =
+          "Headers for HTTP(S) sources, one per line: '<url-prefix> <Header-Name>: <value>' (file mode 600). "
+              + "Jobs never carry credentials; the seed adds the header whose prefix matches the URL.")
   Path sourceCredentials;
 
-  @Option(names = "--cluster-secret-file", paramLabel = "<file>",
-      description = "Prove and demand this cluster secret on the chunk port instead of the one in the database; "
-          + "at least 32 bytes, readable by its owner only, the same on every node (default: the database's).")
+  @Option(
+      names = "--cluster-secret-file",
+      paramLabel = "<file>",
+      description =
+          "Prove and demand this cluster secret on the chunk port instead of the one in the database; "
+              + "at least 32 bytes, readable by its owner only, the same on every node (default: the database's).")
   Path clusterSecretFile;
 
-  @Option(names = "--chunk-tls-cert", paramLabel = "<pem>",
-      description = "TLS on the chunk port: this node's certificate, PEM; needs --chunk-tls-key and --chunk-tls-ca (default: no TLS).")
+  @Option(
+      names = "--chunk-tls-cert",
+      paramLabel = "<pem>",
+      description =
+          "TLS on the chunk port: this node's certificate, PEM; needs --chunk-tls-key and --chunk-tls-ca (default: no TLS).")
   Path tlsCert;
 
-  @Option(names = "--chunk-tls-key", paramLabel = "<pem>",
-      description = "The certificate's private key, unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY) (default: no TLS).")
+  @Option(
+      names = "--chunk-tls-key",
+      paramLabel = "<pem>",
+      description =
+          "The certificate's private key, unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY) (default: no TLS).")
   Path tlsKey;
 
-  @Option(names = "--chunk-tls-ca", paramLabel = "<pem>",
-      description = "CA certificate(s), PEM, that sign every member's certificate; peers without one are refused (default: no TLS).")
+  @Option(
+      names = "--chunk-tls-ca",
+      paramLabel = "<pem>",
+      description =
+          "CA certificate(s), PEM, that sign every member's certificate; peers without one are refused (default: no TLS).")
   Path tlsCa;
 
-  @Option(names = "--full-reverify",
-      description = "Seed reuse re-hashes every model file, even one unchanged (same inode, size, mtime, ctime) since this node "
-          + "hashed it. Off by default: followers check every object's digest anyway.")
+  @Option(
+      names = "--full-reverify",
+      description =
+          "Seed reuse re-hashes every model file, even one unchanged (same inode, size, mtime, ctime) since this node "
+              + "hashed it. Off by default: followers check every object's digest anyway.")
   boolean fullReverify;
 
-  @Option(names = "--object-digest", paramLabel = "<crc32c-crc32|sha256>", defaultValue = "crc32c-crc32",
+  @Option(
+      names = "--object-digest",
+      paramLabel = "<crc32c-crc32|sha256>",
+      defaultValue = "crc32c-crc32",
       converter = DigestConverter.class,
-      description = "Digest this node publishes for the objects it downloads as a seed; followers verify every copy with it. "
-          + "crc32c-crc32 (default): a 64-bit cyclic check, ~5 GiB/s per core, catches corruption; sha256: cryptographic, "
-          + "~1 GiB/s per core, also catches chunks altered on purpose (for a chunk port in clear over an untrusted network).")
+      description =
+          "Digest this node publishes for the objects it downloads as a seed; followers verify every copy with it. "
+              + "crc32c-crc32 (default): a 64-bit cyclic check, ~5 GiB/s per core, catches corruption; sha256: cryptographic, "
+              + "~1 GiB/s per core, also catches chunks altered on purpose (for a chunk port in clear over an untrusted network).")
   ObjectDigest.Algorithm objectDigest;
 
   static final class DigestConverter implements CommandLine.ITypeConverter<ObjectDigest.Algorithm> {
@@ -118,20 +175,27 @@ public final class ClientMain implements Callable<Integer> {
       return 2;
     }
     if (dbUrl == null || dbUrl.isBlank()) {
-      System.err.println("mooncake_client: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
+      System.err.println(
+          "mooncake_client: no database given: pass --db-url <jdbc-url> or set MOONCAKE_DB_URL");
       return 2;
     }
     if (uploadMbit < 0 || downloadMbit < 0) {
-      System.err.println("mooncake_client: --upload-limit-mbit and --download-limit-mbit must be >= 0 (0 = unlimited)");
+      System.err.println(
+          "mooncake_client: --upload-limit-mbit and --download-limit-mbit must be >= 0 (0 = unlimited)");
       return 2;
     }
     if (httpPort < -1 || httpPort > 65535) {
-      System.err.println("mooncake_client: --http-port must be -1 (off), 0 (ephemeral) or a port up to 65535");
+      System.err.println(
+          "mooncake_client: --http-port must be -1 (off), 0 (ephemeral) or a port up to 65535");
       return 2;
     }
-    if (concurrency < 1 || heartbeatMs < 100 || leaseSeconds * 1000 <= 2 * heartbeatMs || pollMs < 10) {
-      System.err.println("mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10 and "
-          + "--lease-seconds longer than two heartbeats");
+    if (concurrency < 1
+        || heartbeatMs < 100
+        || leaseSeconds * 1000 <= 2 * heartbeatMs
+        || pollMs < 10) {
+      System.err.println(
+          "mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10 and "
+              + "--lease-seconds longer than two heartbeats");
       return 2;
     }
     byte[] fileSecret = null;
@@ -157,7 +221,8 @@ public final class ClientMain implements Callable<Integer> {
         throw new IOException("not writable");
       }
     } catch (IOException e) {
-      System.err.println("mooncake_client: --data-dir " + dataDir + ": cannot use it: " + e.getMessage());
+      System.err.println(
+          "mooncake_client: --data-dir " + dataDir + ": cannot use it: " + e.getMessage());
       return 2;
     }
     SourceCredentials credentials = SourceCredentials.NONE;
@@ -185,17 +250,32 @@ public final class ClientMain implements Callable<Integer> {
       db.close();
       return 2;
     } catch (RuntimeException e) {
-      System.err.println("mooncake_client: cannot read the cluster secret from the database: " + e.getMessage());
+      System.err.println(
+          "mooncake_client: cannot read the cluster secret from the database: " + e.getMessage());
       db.close();
       return 3;
     }
     if (tls != null) {
       security = security.withTls(tls);
     }
-    NodeWorker worker = new NodeWorker(new NodeWorker.Settings(nodeId, dir, bindHost, concurrency,
-        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(leaseSeconds), Duration.ofMillis(pollMs),
-        uploadMbit * 1_000_000 / 8, downloadMbit * 1_000_000 / 8), db, security).httpPort(httpPort)
-        .sourceCredentials(credentials).fullReverify(fullReverify).objectDigest(objectDigest);
+    NodeWorker worker =
+        new NodeWorker(
+                new NodeWorker.Settings(
+                    nodeId,
+                    dir,
+                    bindHost,
+                    concurrency,
+                    Duration.ofMillis(heartbeatMs),
+                    Duration.ofSeconds(leaseSeconds),
+                    Duration.ofMillis(pollMs),
+                    uploadMbit * 1_000_000 / 8,
+                    downloadMbit * 1_000_000 / 8),
+                db,
+                security)
+            .httpPort(httpPort)
+            .sourceCredentials(credentials)
+            .fullReverify(fullReverify)
+            .objectDigest(objectDigest);
     try {
       worker.start();
     } catch (java.io.UncheckedIOException e) {
@@ -203,16 +283,25 @@ public final class ClientMain implements Callable<Integer> {
       db.close();
       return 4;
     } catch (RuntimeException e) {
-      System.err.println("mooncake_client: cannot start chunk server on " + bindHost + ":" + nodeId.port() + ": " + e.getMessage());
+      System.err.println(
+          "mooncake_client: cannot start chunk server on "
+              + bindHost
+              + ":"
+              + nodeId.port()
+              + ": "
+              + e.getMessage());
       db.close();
       return 4;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      worker.close();
-      db.close();
-      stopped.countDown();
-    }));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  worker.close();
+                  db.close();
+                  stopped.countDown();
+                }));
     while (worker.running() && !stopped.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
       // wait: a worker displaced by another instance with the same node id stops on its own
     }
@@ -235,17 +324,20 @@ public final class ClientMain implements Callable<Integer> {
       if (tlsCa == null) {
         missing.add("--chunk-tls-ca");
       }
-      throw new IllegalArgumentException("TLS on the chunk port needs --chunk-tls-cert, --chunk-tls-key and "
-          + "--chunk-tls-ca together; missing " + String.join(", ", missing));
+      throw new IllegalArgumentException(
+          "TLS on the chunk port needs --chunk-tls-cert, --chunk-tls-key and "
+              + "--chunk-tls-ca together; missing "
+              + String.join(", ", missing));
     }
     try {
       return ChunkTls.fromPem(tlsCert, tlsKey, tlsCa);
     } catch (ChunkTls.InvalidFileException e) {
-      String flag = switch (e.part()) {
-        case CERTIFICATE -> "--chunk-tls-cert";
-        case PRIVATE_KEY -> "--chunk-tls-key";
-        case TRUSTED_CA -> "--chunk-tls-ca";
-      };
+      String flag =
+          switch (e.part()) {
+            case CERTIFICATE -> "--chunk-tls-cert";
+            case PRIVATE_KEY -> "--chunk-tls-key";
+            case TRUSTED_CA -> "--chunk-tls-ca";
+          };
       throw new IllegalArgumentException(flag + ": " + e.getMessage(), e);
     }
   }

@@ -7,22 +7,21 @@ import java.util.List;
 /**
  * Where a follower takes an object from: the fan-out rule that keeps the seed's uplink for bytes
  * nobody else has. The seed must send every object at least once, and its uplink is the one link
- * every follower depends on while it is still acquiring; a second copy of an object over it is
- * time the seed cannot spend on an object no follower holds yet. So (BitTorrent's "super-seeding",
- * in pull form):
+ * every follower depends on while it is still acquiring; a second copy of an object over it is time
+ * the seed cannot spend on an object no follower holds yet. So (BitTorrent's "super-seeding", in
+ * pull form):
  *
  * <ul>
  *   <li>Other followers come first, in the catalog's order (not avoided, least busy): those that
- *       hold the object and those receiving it from a holder right now, which relay it as it
- *       lands (cut-through); the seed is the last resort, for when every one of them fails.
- *   <li>When the seed is the only source and another follower is already pulling this object
- *       from it but cannot serve it yet (its node is not live), the copy waits instead of pulling
- *       a second copy: it is deferred (not failed, not an attempt) and claimed again moments
- *       later.
+ *       hold the object and those receiving it from a holder right now, which relay it as it lands
+ *       (cut-through); the seed is the last resort, for when every one of them fails.
+ *   <li>When the seed is the only source and another follower is already pulling this object from
+ *       it but cannot serve it yet (its node is not live), the copy waits instead of pulling a
+ *       second copy: it is deferred (not failed, not an attempt) and claimed again moments later.
  *   <li>So does a copy whose only source is the seed while this node is already pulling another
  *       object from it, when the job has other followers to relay: one pull from the seed per
- *       follower at a time, so the seed's uplink is not split F x concurrency ways and the
- *       node's other slots take objects other followers relay.
+ *       follower at a time, so the seed's uplink is not split F x concurrency ways and the node's
+ *       other slots take objects other followers relay.
  *   <li>Otherwise the seed sends it (the caller then takes the object's one seed pull in the
  *       database, see {@code TaskQueue.takeSeedPull}), and this follower relays it to the others.
  * </ul>
@@ -51,7 +50,11 @@ final class CopySources {
    * @param ownSeedPullRunning whether this node is pulling another object from the seed right now
    *     (the caller passes false for a job with a single follower: nobody can relay for it)
    */
-  static Plan plan(String objectId, List<Replica> holders, String seedNodeId, boolean seedPullInFlight,
+  static Plan plan(
+      String objectId,
+      List<Replica> holders,
+      String seedNodeId,
+      boolean seedPullInFlight,
       boolean ownSeedPullRunning) {
     List<Replica> peers = new ArrayList<>(holders.size());
     Replica seed = null;
@@ -69,8 +72,12 @@ final class CopySources {
       return new Plan.Fetch(List.copyOf(peers));
     }
     if (seed != null && seedPullInFlight) {
-      return new Plan.Wait("object " + objectId + " is on its way from the seed " + seedNodeId
-          + " to another follower; taking it from that follower instead of a second copy from the seed");
+      return new Plan.Wait(
+          "object "
+              + objectId
+              + " is on its way from the seed "
+              + seedNodeId
+              + " to another follower; taking it from that follower instead of a second copy from the seed");
     }
     if (seed != null && ownSeedPullRunning) {
       return seedSlotTaken(seedNodeId);
@@ -80,7 +87,9 @@ final class CopySources {
 
   /** The wait for a copy whose only source is the seed while this node already pulls from it. */
   static Plan.Wait seedSlotTaken(String seedNodeId) {
-    return new Plan.Wait("this node already takes an object from the seed " + seedNodeId
-        + "; one at a time, so the seed's uplink serves every follower's first copy quickly");
+    return new Plan.Wait(
+        "this node already takes an object from the seed "
+            + seedNodeId
+            + "; one at a time, so the seed's uplink serves every follower's first copy quickly");
   }
 }

@@ -17,11 +17,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A node's share of {@code DELETE /api/v1/model-distribution/artifacts}: claims this node's
- * {@code artifact_deletions} rows one at a time, removes the model directory recursively (never
- * following links, refusing anything outside the data directory), withdraws this node's replica
- * rows under it, and marks the row done (or failed with the reason). Called from the claim loop,
- * at most once per poll interval.
+ * A node's share of {@code DELETE /api/v1/model-distribution/artifacts}: claims this node's {@code
+ * artifact_deletions} rows one at a time, removes the model directory recursively (never following
+ * links, refusing anything outside the data directory), withdraws this node's replica rows under
+ * it, and marks the row done (or failed with the reason). Called from the claim loop, at most once
+ * per poll interval.
  */
 final class DeleteArtifacts {
   private static final Logger log = LoggerFactory.getLogger(DeleteArtifacts.class);
@@ -30,8 +30,14 @@ final class DeleteArtifacts {
   private long lastRunNanos;
 
   /** Processes this node's pending deletions, unless it did less than {@code poll} ago. */
-  void runPending(Database db, String nodeId, String leaseOwner, ModelStore store, ReplicaCatalog replicas,
-      Duration poll, Duration lease) {
+  void runPending(
+      Database db,
+      String nodeId,
+      String leaseOwner,
+      ModelStore store,
+      ReplicaCatalog replicas,
+      Duration poll,
+      Duration lease) {
     long now = System.nanoTime();
     if (lastRunNanos != 0 && now - lastRunNanos < poll.toNanos()) {
       return;
@@ -40,18 +46,25 @@ final class DeleteArtifacts {
     if (deletions == null) {
       deletions = new ArtifactDeletions(db.dsl());
     }
-    for (Optional<ArtifactDeletions.Claimed> c; (c = deletions.claim(nodeId, leaseOwner, lease)).isPresent(); ) {
+    for (Optional<ArtifactDeletions.Claimed> c;
+        (c = deletions.claim(nodeId, leaseOwner, lease)).isPresent(); ) {
       ArtifactDeletions.Claimed claimed = c.get();
       try {
         Path dir = store.modelDir(claimed.model());
         Path models = store.dataDir().resolve("models");
         if (!dir.startsWith(models) || dir.equals(models)) {
-          throw new IOException("refusing to delete " + dir + ": not a model directory under " + models);
+          throw new IOException(
+              "refusing to delete " + dir + ": not a model directory under " + models);
         }
         long files = deleteRecursively(dir);
         int rows = replicas.removeUnder(nodeId, dir.toString());
         deletions.done(claimed.deletionId(), leaseOwner);
-        log.info("deleted the artifacts of {} ({}, {} files, {} replica rows)", claimed.model(), dir, files, rows);
+        log.info(
+            "deleted the artifacts of {} ({}, {} files, {} replica rows)",
+            claimed.model(),
+            dir,
+            files,
+            rows);
       } catch (IOException | RuntimeException e) {
         log.warn("deleting the artifacts of {} failed: {}", claimed.model(), e.toString());
         deletions.failed(claimed.deletionId(), leaseOwner, e.toString());
@@ -59,37 +72,42 @@ final class DeleteArtifacts {
     }
   }
 
-  /** Deletes {@code dir} and everything under it; links are removed, not followed. Absent is fine. */
+  /**
+   * Deletes {@code dir} and everything under it; links are removed, not followed. Absent is fine.
+   */
   static long deleteRecursively(Path dir) throws IOException {
     if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
       return 0;
     }
     long[] files = {0};
-    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-      @Override
-      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-        Files.deleteIfExists(file);
-        files[0]++;
-        return FileVisitResult.CONTINUE;
-      }
+    Files.walkFileTree(
+        dir,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+              throws IOException {
+            Files.deleteIfExists(file);
+            files[0]++;
+            return FileVisitResult.CONTINUE;
+          }
 
-      @Override
-      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-        if (e instanceof NoSuchFileException) {
-          return FileVisitResult.CONTINUE;
-        }
-        throw e;
-      }
+          @Override
+          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+            if (e instanceof NoSuchFileException) {
+              return FileVisitResult.CONTINUE;
+            }
+            throw e;
+          }
 
-      @Override
-      public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-        if (e != null && !(e instanceof NoSuchFileException)) {
-          throw e;
-        }
-        Files.deleteIfExists(d);
-        return FileVisitResult.CONTINUE;
-      }
-    });
+          @Override
+          public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+            if (e != null && !(e instanceof NoSuchFileException)) {
+              throw e;
+            }
+            Files.deleteIfExists(d);
+            return FileVisitResult.CONTINUE;
+          }
+        });
     return files[0];
   }
 }

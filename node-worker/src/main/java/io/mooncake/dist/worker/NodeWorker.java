@@ -11,10 +11,10 @@ import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkClient;
-import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.transfer.ChunkSecurity;
 import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
+import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.http.ClientEndpoint;
 import io.mooncake.dist.worker.http.WorkerMetrics;
 import io.mooncake.dist.worker.security.ClusterSecret;
@@ -36,18 +36,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's worker: chunk server, registration, heartbeat (which also renews task leases) and
- * the claim loop. Everything it knows lives in Postgres or in its data directory, so killing and
+ * One node's worker: chunk server, registration, heartbeat (which also renews task leases) and the
+ * claim loop. Everything it knows lives in Postgres or in its data directory, so killing and
  * restarting it loses nothing: its unfinished tasks go back to pending under the new instance.
  */
 public final class NodeWorker implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(NodeWorker.class);
 
   /** Settings; see {@code mooncake_client --help}. */
-  public record Settings(NodeId nodeId, Path dataDir, String bindHost, int concurrency, Duration heartbeat,
-      Duration lease, Duration poll, long uploadBytesPerSecond, long downloadBytesPerSecond) {
+  public record Settings(
+      NodeId nodeId,
+      Path dataDir,
+      String bindHost,
+      int concurrency,
+      Duration heartbeat,
+      Duration lease,
+      Duration poll,
+      long uploadBytesPerSecond,
+      long downloadBytesPerSecond) {
     /** Without rate limits. */
-    public Settings(NodeId nodeId, Path dataDir, String bindHost, int concurrency, Duration heartbeat, Duration lease,
+    public Settings(
+        NodeId nodeId,
+        Path dataDir,
+        String bindHost,
+        int concurrency,
+        Duration heartbeat,
+        Duration lease,
         Duration poll) {
       this(nodeId, dataDir, bindHost, concurrency, heartbeat, lease, poll, 0, 0);
     }
@@ -59,8 +73,10 @@ public final class NodeWorker implements AutoCloseable {
   private final String nodeId;
   private final String leaseOwner;
   private final TaskQueue queue;
+
   /** Successes of tasks that finish together are recorded in one transaction. */
   private final CompletionBatcher completions;
+
   private final NodeRegistry registry;
   private final ReplicaCatalog replicas;
   private ModelStore store;
@@ -71,45 +87,64 @@ public final class NodeWorker implements AutoCloseable {
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
+
   /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
   private final AtomicInteger seedPulls = new AtomicInteger();
+
   /** Objects being received here, relayed while they arrive. */
   private final Arrivals arrivals = new Arrivals();
+
   private ProgressReporter progressReporter;
-  /** System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none. */
-  private final java.util.concurrent.atomic.AtomicLong nextDeferredDue = new java.util.concurrent.atomic.AtomicLong();
+
+  /**
+   * System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none.
+   */
+  private final java.util.concurrent.atomic.AtomicLong nextDeferredDue =
+      new java.util.concurrent.atomic.AtomicLong();
+
   /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
   private final DeleteArtifacts deleteArtifacts = new DeleteArtifacts();
+
   /**
    * Jobs whose placement on this node failed for good: their remaining copies fail fast and any
    * partial file they touch is removed again, since copies already in flight may recreate it.
    */
-  private final java.util.Set<String> abandonedJobs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.Set<String> abandonedJobs =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /** Tasks being executed right now: the only leases the heartbeat renews. */
   private final java.util.Set<Long> executing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final String instanceId = UUID.randomUUID().toString();
   private ChunkServer server;
   private PgListener listener;
   private Thread loop;
   private Thread heartbeat;
   private volatile boolean running = true;
+
   /** In-process counters behind {@code GET /metrics}. */
   private final WorkerMetrics metrics = new WorkerMetrics();
+
   /** -1 = no HTTP endpoint, 0 = an ephemeral port, else that port. */
   private int httpPort = -1;
+
   private ClientEndpoint endpoint;
   private final long startedNanos = System.nanoTime();
+
   /** {@link System#nanoTime()} of the last successful heartbeat; 0 while none succeeded. */
   private volatile long lastHeartbeatNanos;
 
-  /** A worker whose chunk port admits the peers that prove the database's cluster secret, without TLS. */
+  /**
+   * A worker whose chunk port admits the peers that prove the database's cluster secret, without
+   * TLS.
+   */
   public NodeWorker(Settings settings, Database db) {
     this(settings, db, ChunkSecurity.of(ClusterSecret.fromDatabase(db)));
   }
 
   /**
-   * @param security what the chunk server demands of peers and the chunk client proves to them:
-   *                 the cluster secret (the same on every member) and TLS, if on
+   * @param security what the chunk server demands of peers and the chunk client proves to them: the
+   *     cluster secret (the same on every member) and TLS, if on
    */
   public NodeWorker(Settings settings, Database db, ChunkSecurity security) {
     this.settings = settings;
@@ -122,13 +157,16 @@ public final class NodeWorker implements AutoCloseable {
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = newStore();
-    this.client = new ChunkClient(security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
-    this.executor = Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
+    this.client =
+        new ChunkClient(
+            security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
+    this.executor =
+        Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
 
   /**
-   * Fetch HTTP(S) sources with the headers {@code credentials} configures for their URLs
-   * ({@code --source-credentials}). Call before {@link #start()}.
+   * Fetch HTTP(S) sources with the headers {@code credentials} configures for their URLs ({@code
+   * --source-credentials}). Call before {@link #start()}.
    */
   public NodeWorker sourceCredentials(SourceCredentials credentials) {
     this.credentials = credentials;
@@ -137,8 +175,8 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   /**
-   * Seed reuse re-hashes every file, even one unchanged since this node hashed it
-   * ({@code --full-reverify}). Call before {@link #start()}.
+   * Seed reuse re-hashes every file, even one unchanged since this node hashed it ({@code
+   * --full-reverify}). Call before {@link #start()}.
    */
   public NodeWorker fullReverify(boolean on) {
     this.fullReverify = on;
@@ -158,7 +196,8 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private ModelStore newStore() {
-    return new ModelStore(settings.dataDir(), new SourceOpener(credentials), fullReverify, publishes);
+    return new ModelStore(
+        settings.dataDir(), new SourceOpener(credentials), fullReverify, publishes);
   }
 
   /**
@@ -172,36 +211,67 @@ public final class NodeWorker implements AutoCloseable {
 
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
-    server = ChunkServer.start(settings.bindHost(), settings.nodeId().port(), this::locate, security,
-        settings.uploadBytesPerSecond());
+    server =
+        ChunkServer.start(
+            settings.bindHost(),
+            settings.nodeId().port(),
+            this::locate,
+            security,
+            settings.uploadBytesPerSecond());
     if (httpPort >= 0) {
       try {
         endpoint = ClientEndpoint.start(settings.bindHost(), httpPort, new EndpointSource());
       } catch (java.io.IOException e) {
         server.close();
-        throw new java.io.UncheckedIOException("cannot bind the HTTP endpoint on " + settings.bindHost() + ":"
-            + httpPort + ": " + e.getMessage(), e);
+        throw new java.io.UncheckedIOException(
+            "cannot bind the HTTP endpoint on "
+                + settings.bindHost()
+                + ":"
+                + httpPort
+                + ": "
+                + e.getMessage(),
+            e);
       }
     }
-    registry.register(nodeId, settings.nodeId().host(), settings.nodeId().port(), settings.dataDir().toString(), instanceId);
+    registry.register(
+        nodeId,
+        settings.nodeId().host(),
+        settings.nodeId().port(),
+        settings.dataDir().toString(),
+        instanceId);
     int released = queue.releaseLeasesOfOtherInstances(nodeId, leaseOwner);
     if (released > 0) {
       log.info("re-queued {} tasks held by this node's previous run", released);
     }
     reconcileReplicas();
-    io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir()).ifPresent(w -> log.warn("{}", w));
-    listener = new PgListener(db, List.of("mooncake_node"), (ch, payload) -> {
-      if (payload == null || nodeId.equals(payload)) {
-        wake.release();
-      }
-    }).start();
+    io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir())
+        .ifPresent(w -> log.warn("{}", w));
+    listener =
+        new PgListener(
+                db,
+                List.of("mooncake_node"),
+                (ch, payload) -> {
+                  if (payload == null || nodeId.equals(payload)) {
+                    wake.release();
+                  }
+                })
+            .start();
     progressReporter = new ProgressReporter(queue, java.time.Duration.ofMillis(250), nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
-    log.info("mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}", nodeId,
-        settings.bindHost(), server.port(), security, settings.dataDir());
+    log.info(
+        "mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}",
+        nodeId,
+        settings.bindHost(),
+        server.port(),
+        security,
+        settings.dataDir());
     if (endpoint != null) {
-      log.info("mooncake_client {} serving /health and /metrics on {}:{}", nodeId, settings.bindHost(), endpoint.port());
+      log.info(
+          "mooncake_client {} serving /health and /metrics on {}:{}",
+          nodeId,
+          settings.bindHost(),
+          endpoint.port());
     }
     return this;
   }
@@ -221,12 +291,18 @@ public final class NodeWorker implements AutoCloseable {
       long last = lastHeartbeatNanos;
       long limit = 3 * settings.heartbeat().toNanos();
       if (last == 0) {
-        return System.nanoTime() - startedNanos > limit ? "no heartbeat has succeeded yet" : "starting: no heartbeat yet";
+        return System.nanoTime() - startedNanos > limit
+            ? "no heartbeat has succeeded yet"
+            : "starting: no heartbeat yet";
       }
       long age = System.nanoTime() - last;
-      return age <= limit ? null
-          : "last successful heartbeat " + age / 1_000_000 + " ms ago (more than 3 intervals of "
-              + settings.heartbeat().toMillis() + " ms)";
+      return age <= limit
+          ? null
+          : "last successful heartbeat "
+              + age / 1_000_000
+              + " ms ago (more than 3 intervals of "
+              + settings.heartbeat().toMillis()
+              + " ms)";
     }
 
     @Override
@@ -260,8 +336,13 @@ public final class NodeWorker implements AutoCloseable {
     if (arriving.isPresent()) {
       return arriving;
     }
-    return replicas.local(nodeId, objectId)
-        .flatMap(r -> store.existingFile(Path.of(r.filePath())).map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes())));
+    return replicas
+        .local(nodeId, objectId)
+        .flatMap(
+            r ->
+                store
+                    .existingFile(Path.of(r.filePath()))
+                    .map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes())));
   }
 
   /** A replica whose bytes are gone from disk (wiped data dir) is withdrawn at start. */
@@ -309,7 +390,8 @@ public final class NodeWorker implements AutoCloseable {
   private void claimLoop() {
     while (running) {
       try {
-        deleteArtifacts.runPending(db, nodeId, leaseOwner, store, replicas, settings.poll(), settings.lease());
+        deleteArtifacts.runPending(
+            db, nodeId, leaseOwner, store, replicas, settings.poll(), settings.lease());
       } catch (RuntimeException e) {
         log.warn("artifact deletion failed (database unreachable?): {}", e.getMessage());
       }
@@ -331,7 +413,9 @@ public final class NodeWorker implements AutoCloseable {
         long due = nextDeferredDue.getAndSet(0);
         if (due != 0) {
           // A deferred task becomes claimable then; no notification announces it.
-          waitMs = Math.max(1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
+          waitMs =
+              Math.max(
+                  1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
         }
         try {
           if (wake.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
@@ -345,18 +429,25 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private void runTask(ClaimedTask task) {
-    String what = task.type() + (task.objectId().isEmpty() ? "" : " " + task.objectId()) + " of job " + task.jobId();
+    String what =
+        task.type()
+            + (task.objectId().isEmpty() ? "" : " " + task.objectId())
+            + " of job "
+            + task.jobId();
     executing.add(task.taskId());
     Progress progress = progressReporter.start(task.taskId(), leaseOwner);
     try {
-      TaskExecutor exec = new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals);
+      TaskExecutor exec =
+          new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();
-      boolean placementTask = task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE;
+      boolean placementTask =
+          task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE;
       try {
         if (placementTask && abandonedJobs.contains(task.jobId())) {
-          throw new TaskFailure("the placement of job " + task.jobId() + " on " + nodeId + " already failed", false);
+          throw new TaskFailure(
+              "the placement of job " + task.jobId() + " on " + nodeId + " already failed", false);
         }
         outcome = exec.execute(task, progress);
         failure = null;
@@ -368,7 +459,8 @@ public final class NodeWorker implements AutoCloseable {
       } catch (org.jooq.exception.DataAccessException e) {
         // The database went away mid-task (restart, failover): another attempt will do.
         log.warn("{} lost the database: {}", what, e.getMessage());
-        failure = new TaskFailure("database unreachable during the task: " + e.getMessage(), true, e);
+        failure =
+            new TaskFailure("database unreachable during the task: " + e.getMessage(), true, e);
       } catch (RuntimeException e) {
         log.error("{} hit an unexpected error", what, e);
         failure = new TaskFailure("unexpected error: " + e, false, e);
@@ -396,29 +488,38 @@ public final class NodeWorker implements AutoCloseable {
    */
   private void defer(ClaimedTask task, String what, TaskDeferred d) {
     try {
-      if (queue.defer(task.taskId(), leaseOwner, java.time.Duration.ofMillis(TaskDeferred.DELAY_MS))) {
+      if (queue.defer(
+          task.taskId(), leaseOwner, java.time.Duration.ofMillis(TaskDeferred.DELAY_MS))) {
         log.debug("{} waits: {}", what, d.getMessage());
         metrics.taskFinished(task.type().name(), WorkerMetrics.DEFERRED);
         long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TaskDeferred.DELAY_MS);
         nextDeferredDue.accumulateAndGet(due, (a, b) -> a == 0 ? b : Math.min(a, b));
       }
     } catch (RuntimeException e) {
-      log.warn("{} could not be deferred (database unreachable?); its lease will lapse: {}", what, e.getMessage());
+      log.warn(
+          "{} could not be deferred (database unreachable?); its lease will lapse: {}",
+          what,
+          e.getMessage());
     }
   }
 
   /**
-   * Writes the outcome back, retrying while the database is unreachable (a restart takes
-   * seconds): the work is done and durable, so it is worth keeping. Gives up after about a
-   * minute; the lease then lapses (the heartbeat no longer renews it) and the task is rescued.
+   * Writes the outcome back, retrying while the database is unreachable (a restart takes seconds):
+   * the work is done and durable, so it is worth keeping. Gives up after about a minute; the lease
+   * then lapses (the heartbeat no longer renews it) and the task is rescued.
    */
   private void record(ClaimedTask task, String what, Outcome outcome, TaskFailure failure) {
     long backoffMs = 250;
     for (int attempt = 1; running() || attempt == 1; attempt++) {
       try {
         if (failure == null) {
-          if (!completions.succeed(new TaskQueue.Completion(task.taskId(), leaseOwner, outcome.bytes(),
-              outcome.resultJson(), outcome.publish()))) {
+          if (!completions.succeed(
+              new TaskQueue.Completion(
+                  task.taskId(),
+                  leaseOwner,
+                  outcome.bytes(),
+                  outcome.resultJson(),
+                  outcome.publish()))) {
             log.warn("{} finished but its lease was lost; the outcome is discarded", what);
           } else {
             log.info("{} succeeded ({} bytes)", what, outcome.bytes());
@@ -428,13 +529,22 @@ public final class NodeWorker implements AutoCloseable {
             }
           }
         } else {
-          String state = queue.fail(task.taskId(), leaseOwner, failure.getMessage(), failure.retryable());
-          log.warn("{} failed (attempt {}/{}, now {}): {}", what, task.attempt(), task.maxAttempts(), state,
+          String state =
+              queue.fail(task.taskId(), leaseOwner, failure.getMessage(), failure.retryable());
+          log.warn(
+              "{} failed (attempt {}/{}, now {}): {}",
+              what,
+              task.attempt(),
+              task.maxAttempts(),
+              state,
               failure.getMessage());
           if (state != null) {
-            metrics.taskFinished(task.type().name(), "failed".equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
+            metrics.taskFinished(
+                task.type().name(),
+                "failed".equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
           }
-          if ("failed".equals(state) && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
+          if ("failed".equals(state)
+              && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());
             store.discardPartials(task.payload());
@@ -443,11 +553,17 @@ public final class NodeWorker implements AutoCloseable {
         return;
       } catch (RuntimeException e) {
         if (backoffMs > 60_000) {
-          log.warn("could not record the outcome of {}, giving up (its lease will lapse): {}", what, e.getMessage());
+          log.warn(
+              "could not record the outcome of {}, giving up (its lease will lapse): {}",
+              what,
+              e.getMessage());
           return;
         }
-        log.warn("could not record the outcome of {} (database unreachable?), retrying in {} ms: {}", what,
-            backoffMs, e.getMessage());
+        log.warn(
+            "could not record the outcome of {} (database unreachable?), retrying in {} ms: {}",
+            what,
+            backoffMs,
+            e.getMessage());
         try {
           Thread.sleep(backoffMs);
         } catch (InterruptedException ie) {
@@ -458,7 +574,6 @@ public final class NodeWorker implements AutoCloseable {
       }
     }
   }
-
 
   public boolean running() {
     return running;

@@ -6,9 +6,9 @@ import java.util.function.LongConsumer;
 /**
  * A running task's progress, so the snapshot's {@code staged_bytes} grows while a large object or
  * model is in flight. {@link #accept} only notes the count: it is called on the transfer's event
- * loop, which must never wait for the database (a progress write waits for a row lock and a
- * commit, milliseconds during which no connection of that loop is read). The node's
- * {@link ProgressReporter} writes what changed, for all running tasks in one statement.
+ * loop, which must never wait for the database (a progress write waits for a row lock and a commit,
+ * milliseconds during which no connection of that loop is read). The node's {@link
+ * ProgressReporter} writes what changed, for all running tasks in one statement.
  */
 final class Progress implements LongConsumer {
   private final TaskQueue queue;
@@ -16,6 +16,7 @@ final class Progress implements LongConsumer {
   private final String leaseOwner;
   private volatile String source;
   private volatile long bytes;
+
   /** What the reporter last wrote; only the reporter thread touches it. */
   long reported;
 

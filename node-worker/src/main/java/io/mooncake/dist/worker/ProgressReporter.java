@@ -10,11 +10,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes the progress of this node's running tasks every {@code interval}, on a thread of its
- * own and in one statement for all of them ({@link TaskQueue#progressAll}): one row lock on the
+ * Writes the progress of this node's running tasks every {@code interval}, on a thread of its own
+ * and in one statement for all of them ({@link TaskQueue#progressAll}): one row lock on the
  * placement's byte count and one commit per interval, instead of one per task, and never on a
- * transfer's event loop. A task whose count did not move is not written, so its row ages, which
- * is how a stalled pull stops counting as in flight for other nodes.
+ * transfer's event loop. A task whose count did not move is not written, so its row ages, which is
+ * how a stalled pull stops counting as in flight for other nodes.
  */
 final class ProgressReporter implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProgressReporter.class);

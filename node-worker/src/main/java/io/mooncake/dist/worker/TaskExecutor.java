@@ -12,8 +12,8 @@ import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ByteSink;
 import io.mooncake.dist.transfer.ChunkClient;
-import io.mooncake.dist.transfer.DirectFileSink;
 import io.mooncake.dist.transfer.ChunkTransferException;
+import io.mooncake.dist.transfer.DirectFileSink;
 import io.mooncake.dist.transfer.FetchResult;
 import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.store.ModelStore;
@@ -30,14 +30,18 @@ import org.slf4j.LoggerFactory;
 /** Runs one claimed task of any type against the local store and the transfer client. */
 final class TaskExecutor {
   private static final Logger log = LoggerFactory.getLogger(TaskExecutor.class);
-  /** A pull from the seed whose row was not written for this long no longer holds other copies back. */
+
+  /**
+   * A pull from the seed whose row was not written for this long no longer holds other copies back.
+   */
   private static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
 
   /**
    * Pulls from the seed one follower runs at once. One: the seed's uplink is split among the
    * followers' pulls, and every other follower relays each of those objects as it arrives, at the
    * pace it arrives. A follower's slots must be able to fill its downlink with such relays
-   * (concurrency x uplink / seed pulls >= downlink), so more seed pulls per follower would starve it.
+   * (concurrency x uplink / seed pulls >= downlink), so more seed pulls per follower would starve
+   * it.
    */
   static final int SEED_PULLS = 1;
 
@@ -47,12 +51,23 @@ final class TaskExecutor {
   private final ReplicaCatalog replicas;
   private final TaskQueue leases;
   private final String leaseOwner;
-  /** This node's copies currently pulling from their job's seed (see CopySources: one at a time). */
+
+  /**
+   * This node's copies currently pulling from their job's seed (see CopySources: one at a time).
+   */
   private final java.util.concurrent.atomic.AtomicInteger seedPulls;
+
   private final Arrivals arrivals;
 
-  TaskExecutor(String nodeId, ModelStore store, ChunkClient client, ReplicaCatalog replicas, TaskQueue leases,
-      String leaseOwner, java.util.concurrent.atomic.AtomicInteger seedPulls, Arrivals arrivals) {
+  TaskExecutor(
+      String nodeId,
+      ModelStore store,
+      ChunkClient client,
+      ReplicaCatalog replicas,
+      TaskQueue leases,
+      String leaseOwner,
+      java.util.concurrent.atomic.AtomicInteger seedPulls,
+      Arrivals arrivals) {
     this.seedPulls = seedPulls;
     this.arrivals = arrivals;
     this.nodeId = nodeId;
@@ -78,26 +93,37 @@ final class TaskExecutor {
 
   /**
    * Reads the source into the model files, publishing each object as soon as it is durable (so
-   * followers can start on it), and all of them again with the task's success. A failure
-   * withdraws what this attempt published: a failed seed must not be a source.
+   * followers can start on it), and all of them again with the task's success. A failure withdraws
+   * what this attempt published: a failed seed must not be a source.
    */
   private Outcome download(ClaimedTask task, Progress progress) throws StoreException {
     TaskPayload payload = task.payload();
-    List<String> objectIds = payload.files().stream()
-        .flatMap(f -> f.objects().stream())
-        .map(ObjectPlan::objectId)
-        .toList();
+    List<String> objectIds =
+        payload.files().stream()
+            .flatMap(f -> f.objects().stream())
+            .map(ObjectPlan::objectId)
+            .toList();
     // Replicas left by an earlier attempt point at a partial file this attempt rewrites.
     replicas.removeAll(nodeId, objectIds);
     Map<String, String> digests;
     try {
-      digests = store.download(payload, progress, (file, object, digest) -> {
-        Replica r = new Replica(object.objectId(), nodeId, object.length(), digest,
-            store.finalPath(payload.model(), file).toString(), object.offset());
-        if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
-          throw new StoreException("lease on the download was lost; stopping", false);
-        }
-      });
+      digests =
+          store.download(
+              payload,
+              progress,
+              (file, object, digest) -> {
+                Replica r =
+                    new Replica(
+                        object.objectId(),
+                        nodeId,
+                        object.length(),
+                        digest,
+                        store.finalPath(payload.model(), file).toString(),
+                        object.offset());
+                if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+                  throw new StoreException("lease on the download was lost; stopping", false);
+                }
+              });
     } catch (StoreException | RuntimeException e) {
       replicas.removeAll(nodeId, objectIds);
       throw e;
@@ -106,31 +132,42 @@ final class TaskExecutor {
     for (FilePlan file : payload.files()) {
       String path = store.finalPath(payload.model(), file).toString();
       for (ObjectPlan o : file.objects()) {
-        publish.add(new Replica(o.objectId(), nodeId, o.length(), digests.get(o.objectId()), path, o.offset()));
+        publish.add(
+            new Replica(
+                o.objectId(), nodeId, o.length(), digests.get(o.objectId()), path, o.offset()));
       }
     }
     return new Outcome(payload.totalBytes(), result(payload), publish);
   }
 
   /**
-   * Seed reuse: the replicas listed for this node must still hash to their digests. Each object
-   * is re-published (lease-guarded) the moment it matches, which records when it was last
-   * checked and stops the pass if the lease is gone.
+   * Seed reuse: the replicas listed for this node must still hash to their digests. Each object is
+   * re-published (lease-guarded) the moment it matches, which records when it was last checked and
+   * stops the pass if the lease is gone.
    */
   private Outcome verify(ClaimedTask task) throws TaskFailure {
     TaskPayload payload = task.payload();
     try {
-      store.verify(payload, (file, object, digest) -> {
-        Replica r = new Replica(object.objectId(), nodeId, object.length(), digest,
-            store.finalPath(payload.model(), file).toString(), object.offset());
-        if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
-          throw new StoreException("lease on the verification was lost; stopping", false);
-        }
-      });
+      store.verify(
+          payload,
+          (file, object, digest) -> {
+            Replica r =
+                new Replica(
+                    object.objectId(),
+                    nodeId,
+                    object.length(),
+                    digest,
+                    store.finalPath(payload.model(), file).toString(),
+                    object.offset());
+            if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+              throw new StoreException("lease on the verification was lost; stopping", false);
+            }
+          });
     } catch (StoreException e) {
       // The listed replicas are not trustworthy: withdraw them so nobody copies from them.
       payload.files().forEach(f -> f.objects().forEach(o -> replicas.remove(nodeId, o.objectId())));
-      throw new TaskFailure("seed reuse rejected, replica check failed: " + e.getMessage(), false, e);
+      throw new TaskFailure(
+          "seed reuse rejected, replica check failed: " + e.getMessage(), false, e);
     }
     return new Outcome(payload.totalBytes(), result(payload), List.of());
   }
@@ -138,55 +175,104 @@ final class TaskExecutor {
   /**
    * Pulls one object from a live source in {@link CopySources}' order (followers that hold it or
    * are receiving it, least busy first, the seed last), trying the next one when a source fails or
-   * sends bytes whose digest does not match what the seed published; waits instead
-   * ({@link TaskDeferred}) when only the seed holds it and this node already pulls another object
-   * from there. While it runs, the object is in {@link Arrivals}: other followers relay it from
-   * here as it lands.
+   * sends bytes whose digest does not match what the seed published; waits instead ({@link
+   * TaskDeferred}) when only the seed holds it and this node already pulls another object from
+   * there. While it runs, the object is in {@link Arrivals}: other followers relay it from here as
+   * it lands.
    */
   private Outcome copy(long taskId, String jobId, TaskPayload payload, Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
     FilePlan file = payload.files().get(0);
     ObjectPlan object = file.objects().get(0);
     if (object.digest() == null) {
-      throw new TaskFailure("object " + object.objectId() + " has no published digest on the seed", false);
+      throw new TaskFailure(
+          "object " + object.objectId() + " has no published digest on the seed", false);
     }
     ObjectDigest.Algorithm algorithm;
     try {
       algorithm = ObjectDigest.Algorithm.of(object.digest());
     } catch (IllegalArgumentException e) {
-      throw new TaskFailure("object " + object.objectId() + ": the seed's published digest is unusable: "
-          + e.getMessage(), false);
+      throw new TaskFailure(
+          "object "
+              + object.objectId()
+              + ": the seed's published digest is unusable: "
+              + e.getMessage(),
+          false);
     }
     Path finalPath = store.finalPath(payload.model(), file);
-    Replica mine = new Replica(object.objectId(), nodeId, object.length(), object.digest(), finalPath.toString(), object.offset());
+    Replica mine =
+        new Replica(
+            object.objectId(),
+            nodeId,
+            object.length(),
+            object.digest(),
+            finalPath.toString(),
+            object.offset());
     for (int round = 0; ; round++) {
-      ReplicaCatalog.CopySources found = replicas.sources(jobId, object.objectId(), object.digest(), nodeId,
-          NodeRegistry.LIVENESS, RELAY_FRESH);
+      ReplicaCatalog.CopySources found =
+          replicas.sources(
+              jobId,
+              object.objectId(),
+              object.digest(),
+              nodeId,
+              NodeRegistry.LIVENESS,
+              RELAY_FRESH);
       if (round == 0 && found.heldHere() && alreadyHeld(object, finalPath, algorithm)) {
         return new Outcome(object.length(), null, List.of(mine));
       }
       boolean relaying = found.followers() > 1;
-      List<Replica> holders = switch (CopySources.plan(object.objectId(), found.holders(), found.seedNodeId(),
-          found.seedPullInFlight(), relaying && seedPulls.get() >= SEED_PULLS)) {
-        case CopySources.Plan.Fetch f -> f.order();
-        case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
-      };
+      List<Replica> holders =
+          switch (CopySources.plan(
+              object.objectId(),
+              found.holders(),
+              found.seedNodeId(),
+              found.seedPullInFlight(),
+              relaying && seedPulls.get() >= SEED_PULLS)) {
+            case CopySources.Plan.Fetch f -> f.order();
+            case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
+          };
       // Only the seed holds it: take one of this node's seed slots, or wait if other copies took
       // them first. With a single follower nobody can relay, and several objects in flight from
       // the seed are what keeps that one link full.
-      boolean seedSlot = relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
+      boolean seedSlot =
+          relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
       if (seedSlot && !takeSeedSlot()) {
         throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
       }
       try {
-        SeedPull seedPull = seedSlot ? new SeedPull(found.seedNodeId(), () -> leases.takeSeedPull(taskId, leaseOwner,
-            jobId, object.objectId(), found.seedNodeId(), RELAY_FRESH)) : null;
-        return copyFrom(payload, file, object, algorithm, finalPath, mine, holders, found.arriving(), found.struck(),
-            seedPull, progress);
+        SeedPull seedPull =
+            seedSlot
+                ? new SeedPull(
+                    found.seedNodeId(),
+                    () ->
+                        leases.takeSeedPull(
+                            taskId,
+                            leaseOwner,
+                            jobId,
+                            object.objectId(),
+                            found.seedNodeId(),
+                            RELAY_FRESH))
+                : null;
+        return copyFrom(
+            payload,
+            file,
+            object,
+            algorithm,
+            finalPath,
+            mine,
+            holders,
+            found.arriving(),
+            found.struck(),
+            seedPull,
+            progress);
       } catch (SeedTaken e) {
         if (round > 0) {
-          throw new TaskDeferred("object " + object.objectId() + " is on its way from the seed " + found.seedNodeId()
-              + " to another follower; taking it from that follower instead of a second copy from the seed");
+          throw new TaskDeferred(
+              "object "
+                  + object.objectId()
+                  + " is on its way from the seed "
+                  + found.seedNodeId()
+                  + " to another follower; taking it from that follower instead of a second copy from the seed");
         }
         // Another follower won the object's seed pull a moment ago: it now relays the object.
       } finally {
@@ -207,7 +293,9 @@ final class TaskExecutor {
     }
   }
 
-  /** A database hiccup here is no reason to fail the copy: at worst the seed sends the object twice. */
+  /**
+   * A database hiccup here is no reason to fail the copy: at worst the seed sends the object twice.
+   */
   private static boolean takeSeedPull(SeedPull pull) {
     try {
       return pull.take().getAsBoolean();
@@ -228,9 +316,19 @@ final class TaskExecutor {
     return true;
   }
 
-  private Outcome copyFrom(TaskPayload payload, FilePlan file, ObjectPlan object, ObjectDigest.Algorithm algorithm,
-      Path finalPath, Replica mine, List<Replica> holders, java.util.Set<String> arriving, java.util.Set<String> struck,
-      SeedPull seedPull, Progress progress) throws TaskFailure, StoreException {
+  private Outcome copyFrom(
+      TaskPayload payload,
+      FilePlan file,
+      ObjectPlan object,
+      ObjectDigest.Algorithm algorithm,
+      Path finalPath,
+      Replica mine,
+      List<Replica> holders,
+      java.util.Set<String> arriving,
+      java.util.Set<String> struck,
+      SeedPull seedPull,
+      Progress progress)
+      throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
       throw new TaskFailure("no live node holds object " + object.objectId(), true);
     }
@@ -247,17 +345,34 @@ final class TaskExecutor {
       boolean verified = false;
       try (ModelStore.ObjectTarget target = store.openObjectTarget(payload.model(), file)) {
         // Registered before the source is named in the row: once others see this copy, it serves.
-        here = arrivals.begin(object.objectId(), target.path(), object.offset(), object.length(), from);
-        if (seedPull != null && holder.nodeId().equals(seedPull.seed()) && !takeSeedPull(seedPull)) {
+        here =
+            arrivals.begin(
+                object.objectId(), target.path(), object.offset(), object.length(), from);
+        if (seedPull != null
+            && holder.nodeId().equals(seedPull.seed())
+            && !takeSeedPull(seedPull)) {
           throw new SeedTaken();
         }
         progress.source(holder.nodeId());
         long at = object.offset() + from;
-        sink = here.arrival().tracking(target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
-            ? new DirectFileSink(target.direct(), target.buffered(), at, target.blockSize())
-            : ByteSink.positional(target.buffered(), at), from);
-        FetchResult r = client.fetchBlocking(source.host(), source.port(), object.objectId(), from,
-            object.length() - from, sink, algorithm, bytes -> progress.accept(from + bytes));
+        sink =
+            here.arrival()
+                .tracking(
+                    target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
+                        ? new DirectFileSink(
+                            target.direct(), target.buffered(), at, target.blockSize())
+                        : ByteSink.positional(target.buffered(), at),
+                    from);
+        FetchResult r =
+            client.fetchBlocking(
+                source.host(),
+                source.port(),
+                object.objectId(),
+                from,
+                object.length() - from,
+                sink,
+                algorithm,
+                bytes -> progress.accept(from + bytes));
         // Direct writes are on the device already; this makes the tail and the metadata durable.
         target.buffered().force(false);
         String digest = from == 0 ? r.digest() : readBack(finalPath, object, algorithm);
@@ -269,37 +384,72 @@ final class TaskExecutor {
             strikes(() -> replicas.holderServed(holder.nodeId()));
           }
           if (from > 0) {
-            log.info("object {}: resumed at byte {} from {} after an interrupted fetch; verified whole", object.objectId(),
-                from, holder.nodeId());
+            log.info(
+                "object {}: resumed at byte {} from {} after an interrupted fetch; verified whole",
+                object.objectId(),
+                from,
+                holder.nodeId());
           }
           return new Outcome(object.length(), null, List.of(mine));
         }
         landed = 0;
         if (from == 0) {
-          lastError = "digest mismatch for object " + object.objectId() + " from " + holder.nodeId()
-              + ": expected " + object.digest() + ", got " + digest;
+          lastError =
+              "digest mismatch for object "
+                  + object.objectId()
+                  + " from "
+                  + holder.nodeId()
+                  + ": expected "
+                  + object.digest()
+                  + ", got "
+                  + digest;
           if (!fromArriving) {
             // The holder's bytes do not match the digest it published: drop that replica so nobody
-            // else copies it (its own node re-checks or re-copies when a job needs the object again).
+            // else copies it (its own node re-checks or re-copies when a job needs the object
+            // again).
             replicas.remove(holder.nodeId(), object.objectId());
           }
         } else {
           // Two holders contributed; which one was wrong is unknown, so neither replica is dropped.
-          lastError = "digest mismatch for object " + object.objectId() + " resumed at byte " + from + " from "
-              + holder.nodeId() + ": expected " + object.digest() + ", got " + digest + "; fetching it whole";
+          lastError =
+              "digest mismatch for object "
+                  + object.objectId()
+                  + " resumed at byte "
+                  + from
+                  + " from "
+                  + holder.nodeId()
+                  + ": expected "
+                  + object.digest()
+                  + ", got "
+                  + digest
+                  + "; fetching it whole";
         }
       } catch (ChunkTransferException e) {
-        if (e.kind() == ChunkTransferException.Kind.LOCAL_IO && e.getCause() instanceof IOException io) {
+        if (e.kind() == ChunkTransferException.Kind.LOCAL_IO
+            && e.getCause() instanceof IOException io) {
           // Our disk, not the peer: another holder would not help.
           StoreException local = store.writeFailure(finalPath, io);
-          throw new TaskFailure("copy of object " + object.objectId() + ": " + local.getMessage(), local.retryable(), e);
+          throw new TaskFailure(
+              "copy of object " + object.objectId() + ": " + local.getMessage(),
+              local.retryable(),
+              e);
         }
         landed = from + (sink == null ? 0 : sink.stored());
-        lastError = "copy of object " + object.objectId() + " from " + holder.nodeId() + " failed: " + e.getMessage()
-            + (landed > 0 ? " (" + landed + " bytes kept; the next holder sends the rest)" : "");
+        lastError =
+            "copy of object "
+                + object.objectId()
+                + " from "
+                + holder.nodeId()
+                + " failed: "
+                + e.getMessage()
+                + (landed > 0
+                    ? " (" + landed + " bytes kept; the next holder sends the rest)"
+                    : "");
       } catch (IOException e) {
-        throw new TaskFailure("cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),
-            true, e);
+        throw new TaskFailure(
+            "cannot write object " + object.objectId() + " to " + finalPath + ": " + e.getMessage(),
+            true,
+            e);
       } finally {
         if (here != null && !verified) {
           arrivals.failed(object.objectId(), here);
@@ -307,7 +457,8 @@ final class TaskExecutor {
       }
       String error = lastError;
       if (!fromArriving) {
-        // A node relaying an object it is still receiving fails when its own source does: no strike.
+        // A node relaying an object it is still receiving fails when its own source does: no
+        // strike.
         strikes(() -> replicas.holderFailed(holder.nodeId(), error));
       }
       log.warn("{}; trying the next holder", lastError);
@@ -316,9 +467,16 @@ final class TaskExecutor {
   }
 
   /** The digest of the object's bytes as they now stand in our file (after a resumed fetch). */
-  private String readBack(Path finalPath, ObjectPlan object, ObjectDigest.Algorithm algorithm) throws StoreException {
-    Path file = store.existingFile(finalPath)
-        .orElseThrow(() -> new StoreException("the file of object " + object.objectId() + " vanished: " + finalPath, true));
+  private String readBack(Path finalPath, ObjectPlan object, ObjectDigest.Algorithm algorithm)
+      throws StoreException {
+    Path file =
+        store
+            .existingFile(finalPath)
+            .orElseThrow(
+                () ->
+                    new StoreException(
+                        "the file of object " + object.objectId() + " vanished: " + finalPath,
+                        true));
     return store.digestRange(file, object.offset(), object.length(), algorithm);
   }
 
@@ -339,8 +497,10 @@ final class TaskExecutor {
     }
     Optional<Path> existing = store.existingFile(finalPath);
     try {
-      return existing.isPresent() && ObjectDigest.same(object.digest(),
-          store.digestRange(existing.get(), object.offset(), object.length(), algorithm));
+      return existing.isPresent()
+          && ObjectDigest.same(
+              object.digest(),
+              store.digestRange(existing.get(), object.offset(), object.length(), algorithm));
     } catch (StoreException e) {
       return false;
     }
@@ -348,15 +508,23 @@ final class TaskExecutor {
 
   private Outcome materialize(ClaimedTask task) throws StoreException {
     TaskPayload payload = task.payload();
-    long bytes = store.materialize(payload, file -> {
-      try {
-        return replicas.matchesVerifiedSeed(task.jobId(), nodeId,
-            file.objects().stream().map(ObjectPlan::objectId).toList());
-      } catch (RuntimeException e) {
-        log.warn("cannot compare {} with the seed's digests, hashing it instead: {}", file.path(), e.toString());
-        return false;
-      }
-    });
+    long bytes =
+        store.materialize(
+            payload,
+            file -> {
+              try {
+                return replicas.matchesVerifiedSeed(
+                    task.jobId(),
+                    nodeId,
+                    file.objects().stream().map(ObjectPlan::objectId).toList());
+              } catch (RuntimeException e) {
+                log.warn(
+                    "cannot compare {} with the seed's digests, hashing it instead: {}",
+                    file.path(),
+                    e.toString());
+                return false;
+              }
+            });
     return new Outcome(bytes, result(payload), List.of());
   }
 

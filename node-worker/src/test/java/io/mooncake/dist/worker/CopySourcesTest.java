@@ -16,7 +16,9 @@ class CopySourcesTest {
   }
 
   private static List<String> order(CopySources.Plan plan) {
-    return assertInstanceOf(CopySources.Plan.Fetch.class, plan).order().stream().map(Replica::nodeId).toList();
+    return assertInstanceOf(CopySources.Plan.Fetch.class, plan).order().stream()
+        .map(Replica::nodeId)
+        .toList();
   }
 
   @Test
@@ -27,8 +29,10 @@ class CopySourcesTest {
 
   @Test
   void aFollowerHolderIsUsedWhetherOrNotTheSeedIsBusy() {
-    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, true, false)));
-    assertEquals(List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, false, false)));
+    assertEquals(
+        List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, true, false)));
+    assertEquals(
+        List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, false, false)));
   }
 
   @Test
@@ -40,14 +44,20 @@ class CopySourcesTest {
 
   @Test
   void whenOnlyTheSeedHoldsItAndNobodyIsPullingItTheSeedSendsIt() {
-    assertEquals(List.of(SEED), order(CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
+    assertEquals(
+        List.of(SEED), order(CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndThisNodeIsAlreadyPullingFromTheSeedTheCopyWaits() {
-    var wait = assertInstanceOf(CopySources.Plan.Wait.class, CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, true));
+    var wait =
+        assertInstanceOf(
+            CopySources.Plan.Wait.class,
+            CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, true));
     assertTrue(wait.reason().contains("one at a time"), wait.reason());
-    assertEquals(List.of("f1", SEED), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
+    assertEquals(
+        List.of("f1", SEED),
+        order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
         "a follower holder is taken whatever this node pulls from the seed");
   }
 
@@ -58,15 +68,21 @@ class CopySourcesTest {
 
   @Test
   void withAnUnknownSeedEveryHolderIsAPeer() {
-    assertEquals(List.of(SEED, "f1"), order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
+    assertEquals(
+        List.of(SEED, "f1"),
+        order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
   }
 
   @Test
   void aFollowerStillReceivingTheObjectIsASourceBeforeTheSeedSoNobodyWaitsForItToFinish() {
     Replica receiving = new Replica("m/o1", "f4", 8, "sha256:aa", null, 0);
-    assertEquals(List.of("f4", SEED), order(CopySources.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
+    assertEquals(
+        List.of("f4", SEED),
+        order(CopySources.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
         "the seed pull in flight is f4's own: relay it rather than wait or pull a second copy");
-    assertEquals(List.of("f1", "f4", SEED), order(CopySources.plan("m/o1", List.of(on("f1"), receiving, on(SEED)), SEED,
-        false, false)));
+    assertEquals(
+        List.of("f1", "f4", SEED),
+        order(
+            CopySources.plan("m/o1", List.of(on("f1"), receiving, on(SEED)), SEED, false, false)));
   }
 }

@@ -37,18 +37,25 @@ import org.jooq.Result;
  */
 public final class Reports {
   private static final String RESOURCE_DIR = "/ops-sql/reports/";
-  private static final List<String> NAMES = List.of(
-      "queue_depth", "stuck_tasks", "node_throughput", "failure_reasons", "job_durations", "seed_reuse", "inflight_jobs");
+  private static final List<String> NAMES =
+      List.of(
+          "queue_depth",
+          "stuck_tasks",
+          "node_throughput",
+          "failure_reasons",
+          "job_durations",
+          "seed_reuse",
+          "inflight_jobs");
 
   private static final Pattern DESCRIPTION = Pattern.compile("(?m)^--\\s*Answers:\\s*(.+?)\\s*$");
-  private static final Pattern DEFAULT = Pattern.compile("^\\\\set\\s+([A-Za-z_][A-Za-z0-9_]*)\\s+'((?:[^']|'')*)'\\s*$");
+  private static final Pattern DEFAULT =
+      Pattern.compile("^\\\\set\\s+([A-Za-z_][A-Za-z0-9_]*)\\s+'((?:[^']|'')*)'\\s*$");
   // :'name' is psql's quoted interpolation; the look-behind keeps '::' casts out of it.
   private static final Pattern REFERENCE = Pattern.compile("(?<!:):'([A-Za-z_][A-Za-z0-9_]*)'");
 
   private static final Map<String, String> TEXTS = load();
 
-  private Reports() {
-  }
+  private Reports() {}
 
   /** The report names, in the order operators usually read them: queue first, history last. */
   public static List<String> names() {
@@ -58,12 +65,14 @@ public final class Reports {
   /**
    * The report's file as psql runs it, header and meta-commands included.
    *
-   * @throws IllegalArgumentException naming the report and the valid names when there is no such report
+   * @throws IllegalArgumentException naming the report and the valid names when there is no such
+   *     report
    */
   public static String sql(String name) {
     String text = TEXTS.get(name);
     if (text == null) {
-      throw new IllegalArgumentException("unknown report '" + name + "'; valid reports: " + String.join(", ", NAMES));
+      throw new IllegalArgumentException(
+          "unknown report '" + name + "'; valid reports: " + String.join(", ", NAMES));
     }
     return text;
   }
@@ -90,22 +99,29 @@ public final class Reports {
   public static Result<Record> run(DSLContext dsl, String name, Map<String, String> variables) {
     Prepared statement = prepare(name, variables);
     // A read-only transaction makes "reports never write" a property the server enforces.
-    return dsl.transactionResult(cfg -> cfg.dsl().connectionResult(c -> {
-      try (Statement st = c.createStatement()) {
-        st.execute("SET TRANSACTION READ ONLY");
-      }
-      try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
-        for (int i = 0; i < statement.values().size(); i++) {
-          ps.setString(i + 1, statement.values().get(i));
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          return cfg.dsl().fetch(rs);
-        }
-      }
-    }));
+    return dsl.transactionResult(
+        cfg ->
+            cfg.dsl()
+                .connectionResult(
+                    c -> {
+                      try (Statement st = c.createStatement()) {
+                        st.execute("SET TRANSACTION READ ONLY");
+                      }
+                      try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
+                        for (int i = 0; i < statement.values().size(); i++) {
+                          ps.setString(i + 1, statement.values().get(i));
+                        }
+                        try (ResultSet rs = ps.executeQuery()) {
+                          return cfg.dsl().fetch(rs);
+                        }
+                      }
+                    }));
   }
 
-  /** The SQL without meta-commands, {@code :'var'} turned into {@code ?}, and the values to bind in order. */
+  /**
+   * The SQL without meta-commands, {@code :'var'} turned into {@code ?}, and the values to bind in
+   * order.
+   */
   static Prepared prepare(String name, Map<String, String> variables) {
     Map<String, String> values = new LinkedHashMap<>();
     StringBuilder sql = new StringBuilder();
@@ -122,8 +138,13 @@ public final class Reports {
     }
     for (String key : variables.keySet()) {
       if (!values.containsKey(key)) {
-        throw new IllegalArgumentException("report " + name + " has no variable '" + key + "'"
-            + (values.isEmpty() ? "" : "; it has: " + String.join(", ", values.keySet())));
+        throw new IllegalArgumentException(
+            "report "
+                + name
+                + " has no variable '"
+                + key
+                + "'"
+                + (values.isEmpty() ? "" : "; it has: " + String.join(", ", values.keySet())));
       }
     }
     values.putAll(variables);
@@ -134,7 +155,8 @@ public final class Reports {
     while (ref.find()) {
       String var = ref.group(1);
       if (!values.containsKey(var)) {
-        throw new IllegalStateException("report " + name + " uses :'" + var + "' without a \\set default");
+        throw new IllegalStateException(
+            "report " + name + " uses :'" + var + "' without a \\set default");
       }
       bound.add(values.get(var));
       ref.appendReplacement(out, "?");
@@ -143,8 +165,7 @@ public final class Reports {
     return new Prepared(out.toString(), List.copyOf(bound));
   }
 
-  record Prepared(String sql, List<String> values) {
-  }
+  record Prepared(String sql, List<String> values) {}
 
   private static Map<String, String> load() {
     Map<String, String> texts = new LinkedHashMap<>();
@@ -152,7 +173,8 @@ public final class Reports {
       String path = RESOURCE_DIR + name + ".sql";
       try (InputStream in = Reports.class.getResourceAsStream(path)) {
         if (in == null) {
-          throw new IllegalStateException("report resource " + path + " is missing from the classpath");
+          throw new IllegalStateException(
+              "report resource " + path + " is missing from the classpath");
         }
         texts.put(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
       } catch (IOException e) {

@@ -19,9 +19,13 @@ final class ApiToken {
     return HexFormat.of().formatHex(bytes);
   }
 
-  /** Writes {@code content} to a new file of mode 600, as {@code mooncake_master --api-tokens-file} requires. */
+  /**
+   * Writes {@code content} to a new file of mode 600, as {@code mooncake_master --api-tokens-file}
+   * requires.
+   */
   static Path writeFile(Path file, String content) throws IOException {
-    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(file, content, StandardCharsets.UTF_8);
     return file;
   }

@@ -39,8 +39,11 @@ final class ClusterProcesses implements AutoCloseable {
     return logDir.resolve(name + ".log");
   }
 
-  /** Starts {@code bin/<launcher> args...} as {@code name}; refused once {@link #close()} has begun. */
-  synchronized void start(String name, String launcher, List<String> args) throws IOException, DemoFailure {
+  /**
+   * Starts {@code bin/<launcher> args...} as {@code name}; refused once {@link #close()} has begun.
+   */
+  synchronized void start(String name, String launcher, List<String> args)
+      throws IOException, DemoFailure {
     if (closed) {
       throw new DemoFailure(1, "stopping; not starting " + name);
     }
@@ -48,19 +51,29 @@ final class ClusterProcesses implements AutoCloseable {
     cmd.add(root.resolve("bin").resolve(launcher).toString());
     cmd.addAll(args);
     Files.createDirectories(logDir);
-    Process p = new ProcessBuilder(cmd)
-        .redirectErrorStream(true)
-        .redirectOutput(log(name).toFile())
-        .start();
+    Process p =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(log(name).toFile())
+            .start();
     started.put(name, p);
   }
 
-  /** Fails naming the log of the first process that has exited: nothing started should stop on its own. */
+  /**
+   * Fails naming the log of the first process that has exited: nothing started should stop on its
+   * own.
+   */
   synchronized void requireAllRunning() throws DemoFailure {
     for (Map.Entry<String, Process> e : started.entrySet()) {
       if (!e.getValue().isAlive()) {
-        throw new DemoFailure(1, e.getKey() + " exited with code " + e.getValue().exitValue() + "; see "
-            + log(e.getKey()) + tail(e.getKey()));
+        throw new DemoFailure(
+            1,
+            e.getKey()
+                + " exited with code "
+                + e.getValue().exitValue()
+                + "; see "
+                + log(e.getKey())
+                + tail(e.getKey()));
       }
     }
   }
@@ -69,7 +82,8 @@ final class ClusterProcesses implements AutoCloseable {
    * Waits until {@code check} holds, every 100 ms; fails pointing at {@code logName}'s log when the
    * timeout passes (a hang guard: startup takes seconds) or when any started process exits.
    */
-  void await(String what, String logName, Duration timeout, Check check) throws DemoFailure, InterruptedException {
+  void await(String what, String logName, Duration timeout, Check check)
+      throws DemoFailure, InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     Exception lastProblem = null;
     while (System.nanoTime() < deadline) {
@@ -85,8 +99,16 @@ final class ClusterProcesses implements AutoCloseable {
       }
       Thread.sleep(100);
     }
-    throw new DemoFailure(1, "timed out after " + timeout.toSeconds() + " s waiting for " + what
-        + (lastProblem == null ? "" : " (last error: " + lastProblem + ")") + "; see " + log(logName) + tail(logName));
+    throw new DemoFailure(
+        1,
+        "timed out after "
+            + timeout.toSeconds()
+            + " s waiting for "
+            + what
+            + (lastProblem == null ? "" : " (last error: " + lastProblem + ")")
+            + "; see "
+            + log(logName)
+            + tail(logName));
   }
 
   /** The last lines of a log, indented, so the failure message alone often says enough. */

@@ -7,8 +7,8 @@ import java.util.List;
 
 /**
  * The create request, shaped like the RFC's example: model {@code demo-model} revision {@code r1},
- * one file {@code model.bin} read by the seed from a {@code file://} URL, object ids
- * {@code demo-model/r1/chunk-000}... under the prefix {@code demo-model/r1}, every target a replica.
+ * one file {@code model.bin} read by the seed from a {@code file://} URL, object ids {@code
+ * demo-model/r1/chunk-000}... under the prefix {@code demo-model/r1}, every target a replica.
  */
 final class CreateRequest {
   static final String MODEL_ID = "demo-model";
@@ -17,12 +17,20 @@ final class CreateRequest {
 
   private CreateRequest() {}
 
-  static ObjectNode build(ObjectMapper json, String jobId, SourceModel model, long chunkBytes, String seed,
+  static ObjectNode build(
+      ObjectMapper json,
+      String jobId,
+      SourceModel model,
+      long chunkBytes,
+      String seed,
       List<String> targets) {
     ObjectNode root = json.createObjectNode();
     root.put("job_id", jobId);
     ObjectNode ref = root.putObject("model");
-    ref.put("model_id", MODEL_ID).put("revision", REVISION).put("format", "bin").put("provider", "local");
+    ref.put("model_id", MODEL_ID)
+        .put("revision", REVISION)
+        .put("format", "bin")
+        .put("provider", "local");
 
     ObjectNode manifest = root.putObject("manifest");
     manifest.setAll(ref.deepCopy());

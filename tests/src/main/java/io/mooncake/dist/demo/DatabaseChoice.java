@@ -11,9 +11,9 @@ import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
- * Which PostgreSQL the demo runs against, in this order: the URL the user gave ({@code --db-url}
- * or {@code MOONCAKE_DB_URL}) as-is; the local default server, in a database {@code mooncake_demo};
- * a throwaway Testcontainers PostgreSQL when Docker is available. Otherwise the demo stops with one
+ * Which PostgreSQL the demo runs against, in this order: the URL the user gave ({@code --db-url} or
+ * {@code MOONCAKE_DB_URL}) as-is; the local default server, in a database {@code mooncake_demo}; a
+ * throwaway Testcontainers PostgreSQL when Docker is available. Otherwise the demo stops with one
  * line saying what to provide.
  *
  * <p>{@code mooncake_demo} is recreated empty at the start of every run. A previous run stopped
@@ -25,7 +25,8 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
 final class DatabaseChoice implements AutoCloseable {
   static final String LOCAL_ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
   static final String DEMO_DATABASE = "mooncake_demo";
-  static final String LOCAL_DEMO_URL = "jdbc:postgresql://127.0.0.1:5432/" + DEMO_DATABASE + "?user=postgres";
+  static final String LOCAL_DEMO_URL =
+      "jdbc:postgresql://127.0.0.1:5432/" + DEMO_DATABASE + "?user=postgres";
   static final String IMAGE = "postgres:15-alpine";
   private static final Set<String> IN_USE = Set.of("55006", "42P04", "23505");
 
@@ -51,28 +52,39 @@ final class DatabaseChoice implements AutoCloseable {
 
   static DatabaseChoice choose(String given, PrintStream out) throws DemoFailure {
     if (given != null && !given.isBlank()) {
-      // Checked here so a typo ends in one line now, not in a master that exits with its log to read.
+      // Checked here so a typo ends in one line now, not in a master that exits with its log to
+      // read.
       try (Connection ignored = connect(given)) {
         return new DatabaseChoice(given, "as given", null);
       } catch (SQLException e) {
-        throw new DemoFailure(2, "cannot connect to the database " + redact(given) + ": " + oneLine(e));
+        throw new DemoFailure(
+            2, "cannot connect to the database " + redact(given) + ": " + oneLine(e));
       }
     }
     String localProblem;
     try (Connection admin = connect(LOCAL_ADMIN_URL)) {
       recreateDemoDatabase(admin);
-      return new DatabaseChoice(LOCAL_DEMO_URL, "local PostgreSQL on 127.0.0.1:5432, recreated empty", null);
+      return new DatabaseChoice(
+          LOCAL_DEMO_URL, "local PostgreSQL on 127.0.0.1:5432, recreated empty", null);
     } catch (SQLException e) {
       localProblem = oneLine(e);
     }
     if (dockerAvailable()) {
-      out.println("database  no usable PostgreSQL on 127.0.0.1:5432 (" + localProblem
-          + "); starting a throwaway " + IMAGE + " with Testcontainers");
+      out.println(
+          "database  no usable PostgreSQL on 127.0.0.1:5432 ("
+              + localProblem
+              + "); starting a throwaway "
+              + IMAGE
+              + " with Testcontainers");
       return startContainer();
     }
-    throw new DemoFailure(2, "no database: start PostgreSQL on 127.0.0.1:5432 with user postgres (trust auth), "
-        + "or set MOONCAKE_DB_URL / --db-url to a PostgreSQL JDBC URL, or install Docker for a throwaway one "
-        + "(127.0.0.1:5432: " + localProblem + ")");
+    throw new DemoFailure(
+        2,
+        "no database: start PostgreSQL on 127.0.0.1:5432 with user postgres (trust auth), "
+            + "or set MOONCAKE_DB_URL / --db-url to a PostgreSQL JDBC URL, or install Docker for a throwaway one "
+            + "(127.0.0.1:5432: "
+            + localProblem
+            + ")");
   }
 
   /** Drops and creates {@code mooncake_demo}; a one-line failure when another session uses it. */
@@ -83,11 +95,21 @@ final class DatabaseChoice implements AutoCloseable {
     } catch (SQLException e) {
       // 55006: being accessed by other users; 42P04 / 23505: another run created it a moment ago.
       if (IN_USE.contains(e.getSQLState())) {
-        throw new DemoFailure(2, "database " + DEMO_DATABASE + " on 127.0.0.1:5432 is in use, probably by another "
-            + "mooncake_demo run; wait for it to finish, or pass --db-url <jdbc-url> to use another database");
+        throw new DemoFailure(
+            2,
+            "database "
+                + DEMO_DATABASE
+                + " on 127.0.0.1:5432 is in use, probably by another "
+                + "mooncake_demo run; wait for it to finish, or pass --db-url <jdbc-url> to use another database");
       }
-      throw new DemoFailure(2, "cannot recreate database " + DEMO_DATABASE + " on 127.0.0.1:5432: " + oneLine(e)
-          + "; pass --db-url <jdbc-url> to use another database", e);
+      throw new DemoFailure(
+          2,
+          "cannot recreate database "
+              + DEMO_DATABASE
+              + " on 127.0.0.1:5432: "
+              + oneLine(e)
+              + "; pass --db-url <jdbc-url> to use another database",
+          e);
     }
   }
 
@@ -97,12 +119,22 @@ final class DatabaseChoice implements AutoCloseable {
       container.start();
     } catch (RuntimeException | LinkageError e) {
       stopQuietly(container);
-      throw new DemoFailure(2, "could not start a PostgreSQL container (" + oneLine(e) + "); start PostgreSQL on "
-          + "127.0.0.1:5432 with user postgres, or set MOONCAKE_DB_URL / --db-url", e);
+      throw new DemoFailure(
+          2,
+          "could not start a PostgreSQL container ("
+              + oneLine(e)
+              + "); start PostgreSQL on "
+              + "127.0.0.1:5432 with user postgres, or set MOONCAKE_DB_URL / --db-url",
+          e);
     }
     String jdbc = container.getJdbcUrl();
-    String url = jdbc + (jdbc.contains("?") ? "&" : "?") + "user=" + container.getUsername()
-        + "&password=" + container.getPassword();
+    String url =
+        jdbc
+            + (jdbc.contains("?") ? "&" : "?")
+            + "user="
+            + container.getUsername()
+            + "&password="
+            + container.getPassword();
     return new DatabaseChoice(url, "throwaway Testcontainers " + IMAGE, container);
   }
 
@@ -117,7 +149,8 @@ final class DatabaseChoice implements AutoCloseable {
 
   private static Connection connect(String url) throws SQLException {
     Properties props = new Properties();
-    // Short: a server that is there answers at once; the default 10 s would only delay the fallback.
+    // Short: a server that is there answers at once; the default 10 s would only delay the
+    // fallback.
     props.setProperty("connectTimeout", "3");
     props.setProperty("ApplicationName", "mooncake_demo");
     return DriverManager.getConnection(url, props);

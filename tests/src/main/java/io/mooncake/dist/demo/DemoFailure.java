@@ -1,8 +1,8 @@
 package io.mooncake.dist.demo;
 
 /**
- * A reason the demo cannot go on, worded for the person who ran it, with the process exit code
- * to end with (2: nothing to run against, e.g. no database; 1: the run itself failed).
+ * A reason the demo cannot go on, worded for the person who ran it, with the process exit code to
+ * end with (2: nothing to run against, e.g. no database; 1: the run itself failed).
  */
 public final class DemoFailure extends Exception {
   private static final long serialVersionUID = 1L;

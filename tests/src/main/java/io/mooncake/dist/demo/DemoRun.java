@@ -19,21 +19,24 @@ import java.util.UUID;
 
 /**
  * One run of the demo, step by step: database, work dir, master, model, clients, job, progress,
- * verification. It owns everything it starts, and {@link #close()} (called by the main thread, or by
- * the shutdown hook on Ctrl-C, whichever comes first) stops all of it.
+ * verification. It owns everything it starts, and {@link #close()} (called by the main thread, or
+ * by the shutdown hook on Ctrl-C, whichever comes first) stops all of it.
  */
 final class DemoRun implements AutoCloseable {
   static final int PREFERRED_HTTP_PORT = 8080;
   static final int PREFERRED_SEED_PORT = 25001;
   static final int PREFERRED_FOLLOWER_PORT = 25002;
+
   /** Hang guards, not performance limits: a cold JVM start plus migrations takes seconds. */
   static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
+
   static final Duration JOB_TIMEOUT = Duration.ofMinutes(10);
   static final Duration POLL = Duration.ofMillis(250);
   private static final double MIB = 1024.0 * 1024.0;
 
   /** What the user asked for; {@code httpPort} null means "8080 when free". */
-  record Settings(Path root, String dbUrl, long sizeBytes, long chunkBytes, Integer httpPort, boolean keep) {}
+  record Settings(
+      Path root, String dbUrl, long sizeBytes, long chunkBytes, Integer httpPort, boolean keep) {}
 
   private final Settings settings;
   private final PrintStream out;
@@ -56,9 +59,13 @@ final class DemoRun implements AutoCloseable {
   void run() throws DemoFailure, IOException, InterruptedException {
     // The database first: without one there is nothing to show, and the demo says so in one line.
     database = DatabaseChoice.choose(settings.dbUrl(), out);
-    out.printf(Locale.ROOT, "mooncake_demo: one master and two nodes on this machine, a %s model in %s chunks%n",
-        mib(settings.sizeBytes()), mib(settings.chunkBytes()));
-    out.println("database  " + DatabaseChoice.redact(database.url()) + " (" + database.origin() + ")");
+    out.printf(
+        Locale.ROOT,
+        "mooncake_demo: one master and two nodes on this machine, a %s model in %s chunks%n",
+        mib(settings.sizeBytes()),
+        mib(settings.chunkBytes()));
+    out.println(
+        "database  " + DatabaseChoice.redact(database.url()) + " (" + database.origin() + ")");
 
     workDir = Files.createTempDirectory("mooncake-demo-");
     out.println("work dir  " + workDir);
@@ -66,25 +73,57 @@ final class DemoRun implements AutoCloseable {
     cluster = new ClusterProcesses(settings.root(), workDir.resolve("logs"));
 
     Set<Integer> taken = new HashSet<>();
-    int httpPort = settings.httpPort() != null ? settings.httpPort() : Ports.preferredOrFree(PREFERRED_HTTP_PORT, taken);
+    int httpPort =
+        settings.httpPort() != null
+            ? settings.httpPort()
+            : Ports.preferredOrFree(PREFERRED_HTTP_PORT, taken);
     taken.add(httpPort);
-    // The API is never open, not even here: the demo makes itself a write token, as an operator would.
+    // The API is never open, not even here: the demo makes itself a write token, as an operator
+    // would.
     String token = ApiToken.random();
     Path tokens = ApiToken.writeFile(workDir.resolve("api-tokens"), "write " + token + " demo\n");
-    cluster.start("master", "mooncake_master", List.of("--http-port", String.valueOf(httpPort),
-        "--db-url", database.url(), "--scheduler-tick-ms", "200", "--api-tokens-file", tokens.toString()));
+    cluster.start(
+        "master",
+        "mooncake_master",
+        List.of(
+            "--http-port",
+            String.valueOf(httpPort),
+            "--db-url",
+            database.url(),
+            "--scheduler-tick-ms",
+            "200",
+            "--api-tokens-file",
+            tokens.toString()));
     MasterClient api = new MasterClient(json, "http://127.0.0.1:" + httpPort, token);
-    out.println("master    " + api.base() + " starting (log " + cluster.log("master") + ", API token in " + tokens + ")");
+    out.println(
+        "master    "
+            + api.base()
+            + " starting (log "
+            + cluster.log("master")
+            + ", API token in "
+            + tokens
+            + ")");
 
-    // Generated while the master's JVM starts: the two take about as long, and neither needs the other.
+    // Generated while the master's JVM starts: the two take about as long, and neither needs the
+    // other.
     long genStart = System.nanoTime();
-    SourceModel model = SourceModel.generate(workDir.resolve("source").resolve(CreateRequest.FILE), settings.sizeBytes());
-    out.printf(Locale.ROOT, "model     %s  %s  %s  (generated in %.1f s)%n", model.file(), mib(model.sizeBytes()),
-        model.checksum(), seconds(System.nanoTime() - genStart));
+    SourceModel model =
+        SourceModel.generate(
+            workDir.resolve("source").resolve(CreateRequest.FILE), settings.sizeBytes());
+    out.printf(
+        Locale.ROOT,
+        "model     %s  %s  %s  (generated in %.1f s)%n",
+        model.file(),
+        mib(model.sizeBytes()),
+        model.checksum(),
+        seconds(System.nanoTime() - genStart));
 
     // Clients start after the master is healthy, i.e. after it has migrated the schema: each
     // launcher migrates on start too, and one migrator at a time keeps the first run's log clean.
-    cluster.await("the master's GET /health", "master", STARTUP_TIMEOUT,
+    cluster.await(
+        "the master's GET /health",
+        "master",
+        STARTUP_TIMEOUT,
         () -> api.get("/health").status() == 200);
     out.println("master    healthy");
 
@@ -93,47 +132,82 @@ final class DemoRun implements AutoCloseable {
     String follower = "127.0.0.1:" + Ports.preferredOrFree(PREFERRED_FOLLOWER_PORT, taken);
     startClient("seed", seed);
     startClient("follower", follower);
-    cluster.await("both nodes to be live in GET /api/v1/nodes", "follower", STARTUP_TIMEOUT,
+    cluster.await(
+        "both nodes to be live in GET /api/v1/nodes",
+        "follower",
+        STARTUP_TIMEOUT,
         () -> live(api, seed) && live(api, follower));
     out.println("nodes     " + seed + " (seed) and " + follower + " (follower) live");
 
     String jobId = UUID.randomUUID().toString();
-    JsonNode request = CreateRequest.build(json, jobId, model, settings.chunkBytes(), seed, List.of(seed, follower));
+    JsonNode request =
+        CreateRequest.build(
+            json, jobId, model, settings.chunkBytes(), seed, List.of(seed, follower));
     long jobStart = System.nanoTime();
     MasterClient.Reply created = api.post(MasterClient.JOBS, request);
     if (created.status() != 201) {
-      throw new DemoFailure(1, "the master refused the job: HTTP " + created.status() + " " + created.body()
-          + "; see " + cluster.log("master"));
+      throw new DemoFailure(
+          1,
+          "the master refused the job: HTTP "
+              + created.status()
+              + " "
+              + created.body()
+              + "; see "
+              + cluster.log("master"));
     }
-    out.println("job       " + jobId + " created (HTTP 201); polling every " + POLL.toMillis() + " ms");
+    out.println(
+        "job       " + jobId + " created (HTTP 201); polling every " + POLL.toMillis() + " ms");
 
     JsonNode last = poll(api, jobId, jobStart);
     long jobNanos = System.nanoTime() - jobStart;
-    out.println("snapshot  final, as GET " + MasterClient.JOBS + "?job_id=" + jobId + " returns it:");
+    out.println(
+        "snapshot  final, as GET " + MasterClient.JOBS + "?job_id=" + jobId + " returns it:");
     out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(last));
     if (!"completed".equals(last.path("status").asText())) {
-      throw new DemoFailure(1, "job " + last.path("status").asText() + ": " + last.path("last_error").asText("")
-          + "; see the logs in " + workDir.resolve("logs"));
+      throw new DemoFailure(
+          1,
+          "job "
+              + last.path("status").asText()
+              + ": "
+              + last.path("last_error").asText("")
+              + "; see the logs in "
+              + workDir.resolve("logs"));
     }
     verify(model, last);
 
     int nodes = last.path("placements").size();
     double jobSeconds = seconds(jobNanos);
-    out.printf(Locale.ROOT, "done      %s to %d nodes in %.1f s (%.1f MiB/s per node, %.1f MiB/s staged in all); "
+    out.printf(
+        Locale.ROOT,
+        "done      %s to %d nodes in %.1f s (%.1f MiB/s per node, %.1f MiB/s staged in all); "
             + "whole demo %.1f s%n",
-        mib(model.sizeBytes()), nodes, jobSeconds, model.sizeBytes() / MIB / jobSeconds,
-        nodes * model.sizeBytes() / MIB / jobSeconds, seconds(System.nanoTime() - startNanos));
+        mib(model.sizeBytes()),
+        nodes,
+        jobSeconds,
+        model.sizeBytes() / MIB / jobSeconds,
+        nodes * model.sizeBytes() / MIB / jobSeconds,
+        seconds(System.nanoTime() - startNanos));
     succeeded = true;
   }
 
   private void startClient(String name, String nodeId) throws IOException, DemoFailure {
-    cluster.start(name, "mooncake_client", List.of("--node-id", nodeId,
-        "--data-dir", workDir.resolve("data").resolve(name).toString(),
-        "--db-url", database.url(), "--poll-ms", "200"));
+    cluster.start(
+        name,
+        "mooncake_client",
+        List.of(
+            "--node-id",
+            nodeId,
+            "--data-dir",
+            workDir.resolve("data").resolve(name).toString(),
+            "--db-url",
+            database.url(),
+            "--poll-ms",
+            "200"));
     out.println("client    " + nodeId + " (" + name + ") starting (log " + cluster.log(name) + ")");
   }
 
-  private static boolean live(MasterClient api, String nodeId) throws IOException, InterruptedException {
+  private static boolean live(MasterClient api, String nodeId)
+      throws IOException, InterruptedException {
     MasterClient.Reply r = api.get("/api/v1/nodes");
     if (r.status() != 200 || r.json() == null) {
       return false;
@@ -146,8 +220,12 @@ final class DemoRun implements AutoCloseable {
     return false;
   }
 
-  /** Polls the snapshot until the job is terminal, printing each change; fails on a dead process or timeout. */
-  private JsonNode poll(MasterClient api, String jobId, long jobStart) throws DemoFailure, InterruptedException {
+  /**
+   * Polls the snapshot until the job is terminal, printing each change; fails on a dead process or
+   * timeout.
+   */
+  private JsonNode poll(MasterClient api, String jobId, long jobStart)
+      throws DemoFailure, InterruptedException {
     ProgressPrinter progress = new ProgressPrinter(out, jobStart);
     long deadline = jobStart + JOB_TIMEOUT.toNanos();
     JsonNode last = null;
@@ -170,8 +248,17 @@ final class DemoRun implements AutoCloseable {
       }
       Thread.sleep(POLL.toMillis());
     }
-    throw new DemoFailure(1, "job " + jobId + " not finished after " + JOB_TIMEOUT.toMinutes() + " min; last snapshot "
-        + last + (lastProblem == null ? "" : ", last error " + lastProblem) + "; see the logs in " + workDir.resolve("logs"));
+    throw new DemoFailure(
+        1,
+        "job "
+            + jobId
+            + " not finished after "
+            + JOB_TIMEOUT.toMinutes()
+            + " min; last snapshot "
+            + last
+            + (lastProblem == null ? "" : ", last error " + lastProblem)
+            + "; see the logs in "
+            + workDir.resolve("logs"));
   }
 
   /** Every placement's staged {@code model.bin} must be the source, byte for byte. */
@@ -189,7 +276,14 @@ final class DemoRun implements AutoCloseable {
       }
       long mismatch = Files.mismatch(model.file(), staged);
       if (mismatch != -1) {
-        throw new DemoFailure(1, "staged bytes differ from the source on " + node + " at offset " + mismatch + ": " + staged);
+        throw new DemoFailure(
+            1,
+            "staged bytes differ from the source on "
+                + node
+                + " at offset "
+                + mismatch
+                + ": "
+                + staged);
       }
       where.add(staged.toString());
     }
@@ -202,8 +296,15 @@ final class DemoRun implements AutoCloseable {
   private static void requireSpace(Path dir, long bytes) throws IOException, DemoFailure {
     long usable = Files.getFileStore(dir).getUsableSpace();
     if (usable < bytes + (64L << 20)) {
-      throw new DemoFailure(2, "not enough disk space in " + dir.getParent() + ": the demo needs about " + mib(bytes)
-          + " (the model and one copy per node), " + mib(usable) + " free; try a smaller --size-mib");
+      throw new DemoFailure(
+          2,
+          "not enough disk space in "
+              + dir.getParent()
+              + ": the demo needs about "
+              + mib(bytes)
+              + " (the model and one copy per node), "
+              + mib(usable)
+              + " free; try a smaller --size-mib");
     }
   }
 
@@ -252,7 +353,10 @@ final class DemoRun implements AutoCloseable {
     } else if (Files.isDirectory(dir.resolve("logs"))) {
       deleteQuietly(dir.resolve("source"));
       deleteQuietly(dir.resolve("data"));
-      out.println("logs      kept in " + dir.resolve("logs") + " (rerun with --keep to keep the model files too)");
+      out.println(
+          "logs      kept in "
+              + dir.resolve("logs")
+              + " (rerun with --keep to keep the model files too)");
     } else {
       deleteQuietly(dir); // failed before anything was started: nothing worth keeping
     }
@@ -263,19 +367,22 @@ final class DemoRun implements AutoCloseable {
       return;
     }
     try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          Files.delete(file);
-          return FileVisitResult.CONTINUE;
-        }
+      Files.walkFileTree(
+          dir,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+                throws IOException {
+              Files.delete(file);
+              return FileVisitResult.CONTINUE;
+            }
 
-        @Override
-        public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-          Files.delete(d);
-          return FileVisitResult.CONTINUE;
-        }
-      });
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+              Files.delete(d);
+              return FileVisitResult.CONTINUE;
+            }
+          });
     } catch (IOException e) {
       System.err.println("mooncake_demo: could not remove " + dir + ": " + e);
     }
@@ -290,6 +397,8 @@ final class DemoRun implements AutoCloseable {
   }
 
   static String mib(long bytes) {
-    return bytes % (1L << 20) == 0 ? (bytes >> 20) + " MiB" : String.format(Locale.ROOT, "%.1f MiB", bytes / MIB);
+    return bytes % (1L << 20) == 0
+        ? (bytes >> 20) + " MiB"
+        : String.format(Locale.ROOT, "%.1f MiB", bytes / MIB);
   }
 }

@@ -15,43 +15,61 @@ import picocli.CommandLine.Spec;
  * the shutdown hook that stops everything on Ctrl-C, and turns failures into one message and an
  * exit code.
  */
-@Command(name = "mooncake_demo", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+    name = "mooncake_demo",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
     version = "mooncake_demo 0.1.0-SNAPSHOT",
     description = {
-        "A real local model distribution: starts bin/mooncake_master and two bin/mooncake_client nodes as "
-            + "separate processes, generates a random model file, submits a distribution job over HTTP, prints "
-            + "progress until it completes, checks the staged bytes on both nodes and stops everything again.",
-        "",
-        "Database: --db-url or $MOONCAKE_DB_URL as given; else PostgreSQL on 127.0.0.1:5432 (user postgres), "
-            + "database mooncake_demo, recreated empty each run; else a throwaway Testcontainers PostgreSQL when "
-            + "Docker is available.",
-        ""},
+      "A real local model distribution: starts bin/mooncake_master and two bin/mooncake_client nodes as "
+          + "separate processes, generates a random model file, submits a distribution job over HTTP, prints "
+          + "progress until it completes, checks the staged bytes on both nodes and stops everything again.",
+      "",
+      "Database: --db-url or $MOONCAKE_DB_URL as given; else PostgreSQL on 127.0.0.1:5432 (user postgres), "
+          + "database mooncake_demo, recreated empty each run; else a throwaway Testcontainers PostgreSQL when "
+          + "Docker is available.",
+      ""
+    },
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
-        "0:the job completed and both nodes hold the source's bytes",
-        "1:the distribution, a process or the verification failed (logs are kept)",
-        "2:bad flags, no database to run against, or not enough disk space"})
+      "0:the job completed and both nodes hold the source's bytes",
+      "1:the distribution, a process or the verification failed (logs are kept)",
+      "2:bad flags, no database to run against, or not enough disk space"
+    })
 public final class LocalDemo implements Callable<Integer> {
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Option(names = "--db-url", defaultValue = "${env:MOONCAKE_DB_URL}", paramLabel = "<jdbc-url>",
-      description = "PostgreSQL JDBC URL to use as-is (default: $MOONCAKE_DB_URL, else the local server as above).")
+  @Option(
+      names = "--db-url",
+      defaultValue = "${env:MOONCAKE_DB_URL}",
+      paramLabel = "<jdbc-url>",
+      description =
+          "PostgreSQL JDBC URL to use as-is (default: $MOONCAKE_DB_URL, else the local server as above).")
   String dbUrl;
 
-  @Option(names = "--size-mib", defaultValue = "256", paramLabel = "<MiB>",
+  @Option(
+      names = "--size-mib",
+      defaultValue = "256",
+      paramLabel = "<MiB>",
       description = "Size of the generated model file (default: ${DEFAULT-VALUE}).")
   int sizeMib;
 
-  @Option(names = "--chunk-mib", defaultValue = "16", paramLabel = "<MiB>",
+  @Option(
+      names = "--chunk-mib",
+      defaultValue = "16",
+      paramLabel = "<MiB>",
       description = "Chunk (object) size in the manifest (default: ${DEFAULT-VALUE}).")
   int chunkMib;
 
-  @Option(names = "--http-port", paramLabel = "<port>",
+  @Option(
+      names = "--http-port",
+      paramLabel = "<port>",
       description = "The master's HTTP port (default: 8080 when free, else any free port).")
   Integer httpPort;
 
-  @Option(names = "--keep", description = "Keep the work dir (model, staged copies, logs) after a success too.")
+  @Option(
+      names = "--keep",
+      description = "Keep the work dir (model, staged copies, logs) after a success too.")
   boolean keep;
 
   public static void main(String[] args) {
@@ -61,17 +79,23 @@ public final class LocalDemo implements Callable<Integer> {
   @Override
   public Integer call() {
     if (sizeMib < 1 || sizeMib > 1 << 20) {
-      throw new ParameterException(spec.commandLine(), "--size-mib must be 1-" + (1 << 20) + ", got " + sizeMib);
+      throw new ParameterException(
+          spec.commandLine(), "--size-mib must be 1-" + (1 << 20) + ", got " + sizeMib);
     }
     if (chunkMib < 1 || chunkMib > 1024) {
-      throw new ParameterException(spec.commandLine(), "--chunk-mib must be 1-1024, got " + chunkMib);
+      throw new ParameterException(
+          spec.commandLine(), "--chunk-mib must be 1-1024, got " + chunkMib);
     }
     if (httpPort != null && (httpPort < 1 || httpPort > 65535)) {
-      throw new ParameterException(spec.commandLine(), "--http-port must be 1-65535, got " + httpPort);
+      throw new ParameterException(
+          spec.commandLine(), "--http-port must be 1-65535, got " + httpPort);
     }
     Path root = Path.of(System.getProperty("mooncake.root", ".")).toAbsolutePath().normalize();
-    DemoRun run = new DemoRun(new DemoRun.Settings(root, dbUrl, (long) sizeMib << 20, (long) chunkMib << 20,
-        httpPort, keep), System.out);
+    DemoRun run =
+        new DemoRun(
+            new DemoRun.Settings(
+                root, dbUrl, (long) sizeMib << 20, (long) chunkMib << 20, httpPort, keep),
+            System.out);
     Thread hook = new Thread(run::interrupt, "mooncake-demo-stop");
     Runtime.getRuntime().addShutdownHook(hook);
     try {

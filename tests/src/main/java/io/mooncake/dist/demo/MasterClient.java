@@ -16,7 +16,8 @@ import java.time.Duration;
 final class MasterClient {
   static final String JOBS = "/api/v1/model-distribution/jobs";
 
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final ObjectMapper json;
   private final String base;
   private final String token;
@@ -28,7 +29,9 @@ final class MasterClient {
     this.token = token;
   }
 
-  /** A status code, the raw body, and the body parsed as JSON ({@code null} when it is not JSON). */
+  /**
+   * A status code, the raw body, and the body parsed as JSON ({@code null} when it is not JSON).
+   */
   record Reply(int status, String body, JsonNode json) {}
 
   String base() {
@@ -44,15 +47,20 @@ final class MasterClient {
   }
 
   Reply post(String path, JsonNode body) throws IOException, InterruptedException {
-    return send(HttpRequest.newBuilder(URI.create(base + path))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body))));
+    return send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body))));
   }
 
   private Reply send(HttpRequest.Builder request) throws IOException, InterruptedException {
-    HttpResponse<String> res = http.send(request.timeout(Duration.ofSeconds(10))
-            .header("Authorization", "Bearer " + token).build(),
-        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    HttpResponse<String> res =
+        http.send(
+            request
+                .timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + token)
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     JsonNode parsed;
     try {
       parsed = res.body().isEmpty() ? null : json.readTree(res.body());

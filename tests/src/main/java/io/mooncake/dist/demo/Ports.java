@@ -14,7 +14,10 @@ import java.util.Set;
 final class Ports {
   private Ports() {}
 
-  /** {@code preferred} when it is free and not in {@code taken}, else a free ephemeral port not in {@code taken}. */
+  /**
+   * {@code preferred} when it is free and not in {@code taken}, else a free ephemeral port not in
+   * {@code taken}.
+   */
   static int preferredOrFree(int preferred, Set<Integer> taken) {
     if (!taken.contains(preferred) && isFree(preferred)) {
       return preferred;

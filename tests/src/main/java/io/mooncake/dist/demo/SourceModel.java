@@ -11,20 +11,24 @@ import java.util.HexFormat;
 import java.util.SplittableRandom;
 
 /**
- * The model file the demo distributes: random bytes (so no chunk compresses or deduplicates into
- * a misleadingly good result) and their SHA-256, which goes into the manifest so both nodes
- * verify what they stage.
+ * The model file the demo distributes: random bytes (so no chunk compresses or deduplicates into a
+ * misleadingly good result) and their SHA-256, which goes into the manifest so both nodes verify
+ * what they stage.
  */
 record SourceModel(Path file, long sizeBytes, String sha256Hex) {
   private static final int BUFFER = 1 << 20;
 
-  /** Writes {@code sizeBytes} random bytes to {@code file}, hashing as it goes: one pass, bounded memory. */
+  /**
+   * Writes {@code sizeBytes} random bytes to {@code file}, hashing as it goes: one pass, bounded
+   * memory.
+   */
   static SourceModel generate(Path file, long sizeBytes) throws IOException {
     Files.createDirectories(file.getParent());
     MessageDigest sha256 = sha256();
     SplittableRandom random = new SplittableRandom();
     byte[] buf = new byte[BUFFER];
-    try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+    try (OutputStream out =
+        Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       for (long left = sizeBytes; left > 0; ) {
         int n = (int) Math.min(buf.length, left);
         random.nextBytes(buf);

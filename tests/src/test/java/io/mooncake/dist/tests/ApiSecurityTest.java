@@ -28,33 +28,50 @@ class ApiSecurityTest {
   private static final String READ = "read-token-abcdefghijklmnop";
   private static final String WRITE = "write-token-abcdefghijklmnop";
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void tokensGateEveryRouteButTheProbeAndTheStaticPagesOverHttps() throws Exception {
-    Path tokens = TestFiles.privateFile(tmp.resolve("tokens"),
-        "# who may call the API\nread " + READ + " dashboards\nwrite " + WRITE + " control-plane\n");
+    Path tokens =
+        TestFiles.privateFile(
+            tmp.resolve("tokens"),
+            "# who may call the API\nread "
+                + READ
+                + " dashboards\nwrite "
+                + WRITE
+                + " control-plane\n");
     TestCerts certs = new TestCerts(tmp.resolve("tls"));
     TestCerts.Pair ca = certs.ca("api-ca");
     TestCerts.Pair cert = certs.leaf("master", ca);
     int port = TestFiles.freePort();
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
-      procs.start("master", "mooncake_master", "--http-port", String.valueOf(port), "--db-url", pg.url(),
-          "--api-tokens-file", tokens.toString(), "--tls-cert", cert.certificate().toString(),
-          "--tls-key", cert.key().toString());
+      procs.start(
+          "master",
+          "mooncake_master",
+          "--http-port",
+          String.valueOf(port),
+          "--db-url",
+          pg.url(),
+          "--api-tokens-file",
+          tokens.toString(),
+          "--tls-cert",
+          cert.certificate().toString(),
+          "--tls-key",
+          cert.key().toString());
       String base = "https://127.0.0.1:" + port;
       Api anonymous = new Api(base, null, TestCerts.trusting(ca.certificate()));
-      Processes.await("master /health over https", Duration.ofSeconds(60), () -> {
-        try {
-          return anonymous.get("/health").status() == 200;
-        } catch (UncheckedIOException e) {
-          return false;
-        }
-      });
+      Processes.await(
+          "master /health over https",
+          Duration.ofSeconds(60),
+          () -> {
+            try {
+              return anonymous.get("/health").status() == 200;
+            } catch (UncheckedIOException e) {
+              return false;
+            }
+          });
       Api reader = anonymous.withToken(READ);
       Api writer = anonymous.withToken(WRITE);
 
@@ -62,25 +79,31 @@ class ApiSecurityTest {
       assertEquals(200, anonymous.get("/health").status());
       assertEquals(200, anonymous.get("/openapi").status());
 
-      // No token, a wrong token, a token in the wrong scheme: 401 with a JSON error, even for paths no route serves.
+      // No token, a wrong token, a token in the wrong scheme: 401 with a JSON error, even for paths
+      // no route serves.
       Api.Reply none = anonymous.get("/api/v1/model-distribution/jobs?job_id=" + JOB);
       assertEquals(401, none.status(), String.valueOf(none.json()));
-      assertTrue(none.json().get("error_message").asText().contains("Authorization: Bearer"), none.json().toString());
+      assertTrue(
+          none.json().get("error_message").asText().contains("Authorization: Bearer"),
+          none.json().toString());
       assertEquals(401, anonymous.get("/no/such/route").status());
       assertEquals(401, anonymous.get("/metrics").status());
       Api.Reply wrong = anonymous.withToken("not-a-token-of-this-master").get("/api/v1/nodes");
       assertEquals(401, wrong.status());
       assertEquals("invalid bearer token", wrong.json().get("error_message").asText());
-      assertEquals(401, anonymous.post("/api/v1/model-distribution/jobs", Requests.rfcExample()).status());
+      assertEquals(
+          401, anonymous.post("/api/v1/model-distribution/jobs", Requests.rfcExample()).status());
 
       // A read token reads but cannot write; the refused POST writes nothing.
       assertEquals(200, reader.get("/api/v1/nodes").status());
       assertEquals(200, reader.get("/api/v1/model-distribution/jobs").status());
       Api.Reply forbidden = reader.post("/api/v1/model-distribution/jobs", Requests.rfcExample());
       assertEquals(403, forbidden.status(), String.valueOf(forbidden.json()));
-      assertTrue(forbidden.json().get("error_message").asText().contains("'dashboards' may only read"));
+      assertTrue(
+          forbidden.json().get("error_message").asText().contains("'dashboards' may only read"));
       assertEquals(404, reader.get("/api/v1/model-distribution/jobs?job_id=" + JOB).status());
-      assertEquals(403, reader.post("/api/v1/model-distribution/jobs/cancel?job_id=" + JOB, "").status());
+      assertEquals(
+          403, reader.post("/api/v1/model-distribution/jobs/cancel?job_id=" + JOB, "").status());
 
       // A write token creates and also reads.
       Api.Reply created = writer.post("/api/v1/model-distribution/jobs", Requests.rfcExample());
@@ -89,7 +112,9 @@ class ApiSecurityTest {
       assertEquals(200, reader.get("/api/v1/model-distribution/jobs?job_id=" + JOB).status());
 
       // The port speaks only TLS, and a client that does not trust the certificate gets nowhere.
-      assertThrows(UncheckedIOException.class, () -> new Api("http://127.0.0.1:" + port, WRITE, null).get("/health"));
+      assertThrows(
+          UncheckedIOException.class,
+          () -> new Api("http://127.0.0.1:" + port, WRITE, null).get("/health"));
       assertThrows(UncheckedIOException.class, () -> new Api(base, WRITE, null).get("/health"));
 
       // The tokens never reach the log.
@@ -103,34 +128,62 @@ class ApiSecurityTest {
   void theMasterRefusesToStartOpenOrWithUnsafeSettings() throws Exception {
     Processes.Run open = Processes.run("mooncake_master", "--db-url", pg.url());
     assertEquals(2, open.exitCode(), open.output());
-    assertTrue(open.output().contains("--api-tokens-file") && open.output().contains("--no-auth"), open.output());
+    assertTrue(
+        open.output().contains("--api-tokens-file") && open.output().contains("--no-auth"),
+        open.output());
 
     Path readable = tmp.resolve("readable-tokens");
     Files.writeString(readable, "write " + WRITE + "\n");
-    Files.setPosixFilePermissions(readable, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-    Processes.Run leaky = Processes.run("mooncake_master", "--db-url", pg.url(), "--api-tokens-file", readable.toString());
+    Files.setPosixFilePermissions(
+        readable, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    Processes.Run leaky =
+        Processes.run(
+            "mooncake_master", "--db-url", pg.url(), "--api-tokens-file", readable.toString());
     assertEquals(2, leaky.exitCode(), leaky.output());
     assertTrue(leaky.output().contains("chmod 600 " + readable), leaky.output());
 
     Path weak = TestFiles.privateFile(tmp.resolve("weak-tokens"), "write short\n");
-    Processes.Run shortToken = Processes.run("mooncake_master", "--db-url", pg.url(), "--api-tokens-file", weak.toString());
+    Processes.Run shortToken =
+        Processes.run(
+            "mooncake_master", "--db-url", pg.url(), "--api-tokens-file", weak.toString());
     assertEquals(2, shortToken.exitCode(), shortToken.output());
-    assertTrue(shortToken.output().contains(weak + " line 1: token shorter than 16"), shortToken.output());
+    assertTrue(
+        shortToken.output().contains(weak + " line 1: token shorter than 16"), shortToken.output());
 
     Path good = TestFiles.privateFile(tmp.resolve("tokens"), "write " + WRITE + "\n");
-    Processes.Run both = Processes.run("mooncake_master", "--db-url", pg.url(), "--api-tokens-file", good.toString(),
-        "--no-auth");
+    Processes.Run both =
+        Processes.run(
+            "mooncake_master",
+            "--db-url",
+            pg.url(),
+            "--api-tokens-file",
+            good.toString(),
+            "--no-auth");
     assertEquals(2, both.exitCode(), both.output());
 
     TestCerts certs = new TestCerts(tmp.resolve("tls"));
     TestCerts.Pair cert = certs.leaf("master", certs.ca("api-ca"));
-    Processes.Run halfTls = Processes.run("mooncake_master", "--db-url", pg.url(), "--no-auth",
-        "--tls-cert", cert.certificate().toString());
+    Processes.Run halfTls =
+        Processes.run(
+            "mooncake_master",
+            "--db-url",
+            pg.url(),
+            "--no-auth",
+            "--tls-cert",
+            cert.certificate().toString());
     assertEquals(2, halfTls.exitCode(), halfTls.output());
     assertTrue(halfTls.output().contains("--tls-cert and --tls-key go together"), halfTls.output());
 
-    Processes.Run keyAsCert = Processes.run("mooncake_master", "--db-url", pg.url(), "--no-auth",
-        "--tls-cert", cert.key().toString(), "--tls-key", cert.key().toString());
+    Processes.Run keyAsCert =
+        Processes.run(
+            "mooncake_master",
+            "--db-url",
+            pg.url(),
+            "--no-auth",
+            "--tls-cert",
+            cert.key().toString(),
+            "--tls-key",
+            cert.key().toString());
     assertEquals(2, keyAsCert.exitCode(), keyAsCert.output());
     assertTrue(keyAsCert.output().contains("--tls-cert: " + cert.key()), keyAsCert.output());
   }

@@ -35,11 +35,9 @@ class ArtifactDeletionTest {
   private static final long MIB = 1024 * 1024;
   private static final String PATH = "/api/v1/model-distribution/artifacts";
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
 
   static InProcessCluster cluster;
   static Api api;
@@ -68,12 +66,27 @@ class ArtifactDeletionTest {
   }
 
   private static Path modelDir(String node, String modelId) {
-    return tmp.resolve(node.equals(seed) ? "seed" : "follower").resolve("models/local").resolve(modelId).resolve("r1/bin");
+    return tmp.resolve(node.equals(seed) ? "seed" : "follower")
+        .resolve("models/local")
+        .resolve(modelId)
+        .resolve("r1/bin");
   }
 
-  private static String body(String jobId, String modelId, String seedNode, List<String> targets, Path src) {
-    return Requests.job(jobId, modelId, "r1", List.of(new FileSpec("w.bin", 2 * MIB + 777, MIB,
-        "sha256:" + TestFiles.sha256(src), src.toUri().toString())), seedNode, targets);
+  private static String body(
+      String jobId, String modelId, String seedNode, List<String> targets, Path src) {
+    return Requests.job(
+        jobId,
+        modelId,
+        "r1",
+        List.of(
+            new FileSpec(
+                "w.bin",
+                2 * MIB + 777,
+                MIB,
+                "sha256:" + TestFiles.sha256(src),
+                src.toUri().toString())),
+        seedNode,
+        targets);
   }
 
   private static void runToCompletion(String body, String jobId) {
@@ -84,10 +97,17 @@ class ArtifactDeletionTest {
   }
 
   private static int replicaRows(String jobId) {
-    return pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.OBJECT_ID.in(
-        pg.database().dsl().select(JOB_OBJECTS.OBJECT_ID).from(JOB_OBJECTS).where(JOB_OBJECTS.JOB_ID.eq(jobId))));
+    return pg.database()
+        .dsl()
+        .fetchCount(
+            OBJECT_REPLICAS,
+            OBJECT_REPLICAS.OBJECT_ID.in(
+                pg.database()
+                    .dsl()
+                    .select(JOB_OBJECTS.OBJECT_ID)
+                    .from(JOB_OBJECTS)
+                    .where(JOB_OBJECTS.JOB_ID.eq(jobId))));
   }
-
 
   @Test
   void theNodesFreeTheModelAndALaterJobDownloadsItAgain() throws Exception {
@@ -102,19 +122,38 @@ class ArtifactDeletionTest {
     assertEquals(202, r.status(), String.valueOf(r.json()));
     assertEquals("model-del", r.json().at("/model/model_id").asText());
     assertEquals("local", r.json().at("/model/provider").asText());
-    assertEquals(List.of(seed, follower).stream().sorted().toList(),
-        java.util.stream.StreamSupport.stream(r.json().get("nodes").spliterator(), false).map(JsonNode::asText).sorted().toList());
+    assertEquals(
+        List.of(seed, follower).stream().sorted().toList(),
+        java.util.stream.StreamSupport.stream(r.json().get("nodes").spliterator(), false)
+            .map(JsonNode::asText)
+            .sorted()
+            .toList());
     assertTrue(r.json().get("deletion_id").canConvertToLong(), r.json().toString());
 
-    Processes.await("both model directories, their replica rows and the deletions are gone/done", Duration.ofSeconds(30), () ->
-        !Files.exists(modelDir(seed, "model-del")) && !Files.exists(modelDir(follower, "model-del"))
-            && replicaRows("del-1") == 0
-            && pg.database().dsl().fetchCount(ARTIFACT_DELETIONS, ARTIFACT_DELETIONS.MODEL_ID.eq("model-del")
-                .and(ARTIFACT_DELETIONS.STATE.eq("done"))) == 2);
+    Processes.await(
+        "both model directories, their replica rows and the deletions are gone/done",
+        Duration.ofSeconds(30),
+        () ->
+            !Files.exists(modelDir(seed, "model-del"))
+                && !Files.exists(modelDir(follower, "model-del"))
+                && replicaRows("del-1") == 0
+                && pg.database()
+                        .dsl()
+                        .fetchCount(
+                            ARTIFACT_DELETIONS,
+                            ARTIFACT_DELETIONS
+                                .MODEL_ID
+                                .eq("model-del")
+                                .and(ARTIFACT_DELETIONS.STATE.eq("done")))
+                    == 2);
     assertTrue(Files.isDirectory(tmp.resolve("seed/models")), "the data dir itself stays");
 
     runToCompletion(body("del-2", "model-del", seed, List.of(seed, follower), src), "del-2");
-    assertEquals(1, pg.database().dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("del-2").and(TASKS.TASK_TYPE.eq("MODEL_DOWNLOAD"))));
+    assertEquals(
+        1,
+        pg.database()
+            .dsl()
+            .fetchCount(TASKS, TASKS.JOB_ID.eq("del-2").and(TASKS.TASK_TYPE.eq("MODEL_DOWNLOAD"))));
     for (String node : List.of(seed, follower)) {
       assertTrue(TestFiles.sameBytes(src, modelDir(node, "model-del").resolve("w.bin")));
     }
@@ -126,8 +165,10 @@ class ArtifactDeletionTest {
     runToCompletion(body("busy-1", "model-busy", seed, List.of(seed, follower), src), "busy-1");
     // A seed that never runs: the job stays active.
     String ghost = "127.0.0.1:" + TestFiles.freePort();
-    Api.Reply created = api.post("/api/v1/model-distribution/jobs",
-        body("busy-2", "model-busy", ghost, List.of(ghost, follower), src));
+    Api.Reply created =
+        api.post(
+            "/api/v1/model-distribution/jobs",
+            body("busy-2", "model-busy", ghost, List.of(ghost, follower), src));
     assertEquals(201, created.status(), String.valueOf(created.json()));
 
     Api.Reply r = delete(query("model-busy"));
@@ -136,13 +177,19 @@ class ArtifactDeletionTest {
     assertEquals(409, r.json().get("error_code").asInt());
     assertTrue(r.json().get("error_message").asText().contains("busy-2"), r.json().toString());
     assertFalse(r.json().get("error_message").asText().contains("busy-1"), r.json().toString());
-    assertEquals(0, pg.database().dsl().fetchCount(ARTIFACT_DELETIONS, ARTIFACT_DELETIONS.MODEL_ID.eq("model-busy")));
+    assertEquals(
+        0,
+        pg.database()
+            .dsl()
+            .fetchCount(ARTIFACT_DELETIONS, ARTIFACT_DELETIONS.MODEL_ID.eq("model-busy")));
     // Nothing to wait for but time: give a deletion that should not happen the chance to.
     Thread.sleep(500);
     for (String node : List.of(seed, follower)) {
       assertTrue(TestFiles.sameBytes(src, modelDir(node, "model-busy").resolve("w.bin")));
     }
-    assertEquals(200, api.post("/api/v1/model-distribution/jobs/cancel?job_id=busy-2", new byte[0]).status());
+    assertEquals(
+        200,
+        api.post("/api/v1/model-distribution/jobs/cancel?job_id=busy-2", new byte[0]).status());
   }
 
   @Test
@@ -157,7 +204,8 @@ class ArtifactDeletionTest {
     assertFalse(r.json().get("success").asBoolean());
     assertEquals(400, r.json().get("error_code").asInt());
     assertEquals("provider", r.json().get("field").asText());
-    assertTrue(r.json().get("error_message").asText().startsWith("provider: "), r.json().toString());
+    assertTrue(
+        r.json().get("error_message").asText().startsWith("provider: "), r.json().toString());
 
     r = delete("?model_id=a/../b&revision=r1&format=bin&provider=local");
     assertEquals(400, r.status(), String.valueOf(r.json()));

@@ -42,11 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
 class ChunkPortAuthTest {
   private static final long MIB = 1024 * 1024;
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void aJobStagesBetweenTwoClientsOnTheDatabaseSecretWhileAStrangerIsRefused() throws Exception {
@@ -66,12 +64,27 @@ class ChunkPortAuthTest {
       assertTrue(procs.log("follower").contains("REPLICA_COPY"), procs.log("follower"));
 
       // A client with another secret: refused, told why.
-      try (ChunkClient stranger = new ChunkClient(ChunkSecurity.of("not this cluster's secret, but long enough"));
-           FileChannel out = FileChannel.open(tmp.resolve("stolen"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-        ChunkTransferException e = assertThrows(ChunkTransferException.class, () -> stranger.fetchBlocking(
-            "127.0.0.1", seedPort, "model-db/r1/model.bin/chunk-000", 0, MIB, out, 0, null));
+      try (ChunkClient stranger =
+              new ChunkClient(ChunkSecurity.of("not this cluster's secret, but long enough"));
+          FileChannel out =
+              FileChannel.open(
+                  tmp.resolve("stolen"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        ChunkTransferException e =
+            assertThrows(
+                ChunkTransferException.class,
+                () ->
+                    stranger.fetchBlocking(
+                        "127.0.0.1",
+                        seedPort,
+                        "model-db/r1/model.bin/chunk-000",
+                        0,
+                        MIB,
+                        out,
+                        0,
+                        null));
         assertEquals(ChunkTransferException.Kind.AUTHENTICATION, e.kind(), e.toString());
-        assertTrue(e.getMessage().contains("not a cluster member: authentication failed"), e.getMessage());
+        assertTrue(
+            e.getMessage().contains("not a cluster member: authentication failed"), e.getMessage());
       }
       assertEquals(0, Files.size(tmp.resolve("stolen")));
 
@@ -107,9 +120,19 @@ class ChunkPortAuthTest {
       for (String name : List.of("seed", "follower")) {
         TestCerts.Pair cert = certs.leaf(name, ca);
         int port = name.equals("seed") ? seedPort : TestFiles.freePort();
-        nodes.add(startClient(procs, name, port, "--cluster-secret-file", secret.toString(),
-            "--chunk-tls-cert", cert.certificate().toString(), "--chunk-tls-key", cert.key().toString(),
-            "--chunk-tls-ca", ca.certificate().toString()));
+        nodes.add(
+            startClient(
+                procs,
+                name,
+                port,
+                "--cluster-secret-file",
+                secret.toString(),
+                "--chunk-tls-cert",
+                cert.certificate().toString(),
+                "--chunk-tls-key",
+                cert.key().toString(),
+                "--chunk-tls-ca",
+                ca.certificate().toString()));
       }
       awaitLive(api, 2);
 
@@ -118,11 +141,26 @@ class ChunkPortAuthTest {
       assertStaged(job, source, procs);
       assertTrue(procs.log("seed").contains("TLS on"), procs.log("seed"));
       // The database's secret is not this cluster's any more: a client holding it is refused.
-      String dbSecret = pg.database().dsl().fetchValue("SELECT secret FROM cluster_secret").toString();
-      try (ChunkClient plain = new ChunkClient(ChunkSecurity.of(dbSecret).withHandshakeTimeout(Duration.ofSeconds(1)));
-           FileChannel out = FileChannel.open(tmp.resolve("t"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-        assertThrows(ChunkTransferException.class, () -> plain.fetchBlocking(
-            "127.0.0.1", seedPort, "model-tls/r1/model.bin/chunk-000", 0, MIB, out, 0, null));
+      String dbSecret =
+          pg.database().dsl().fetchValue("SELECT secret FROM cluster_secret").toString();
+      try (ChunkClient plain =
+              new ChunkClient(
+                  ChunkSecurity.of(dbSecret).withHandshakeTimeout(Duration.ofSeconds(1)));
+          FileChannel out =
+              FileChannel.open(
+                  tmp.resolve("t"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        assertThrows(
+            ChunkTransferException.class,
+            () ->
+                plain.fetchBlocking(
+                    "127.0.0.1",
+                    seedPort,
+                    "model-tls/r1/model.bin/chunk-000",
+                    0,
+                    MIB,
+                    out,
+                    0,
+                    null));
       }
     }
   }
@@ -132,8 +170,10 @@ class ChunkPortAuthTest {
     Path open = tmp.resolve("open.secret");
     Files.writeString(open, "x".repeat(64));
     Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
-    assertFailsToStart("--cluster-secret-file: " + open + " is readable by other users",
-        "--cluster-secret-file", open.toString());
+    assertFailsToStart(
+        "--cluster-secret-file: " + open + " is readable by other users",
+        "--cluster-secret-file",
+        open.toString());
 
     Path shortSecret = tmp.resolve("short.secret");
     Files.writeString(shortSecret, "too short\n");
@@ -148,20 +188,45 @@ class ChunkPortAuthTest {
     TestCerts certs = new TestCerts(tmp.resolve("certs"));
     TestCerts.Pair ca = certs.ca("ca");
     TestCerts.Pair node = certs.leaf("node", ca);
-    assertFailsToStart("missing --chunk-tls-key", "--chunk-tls-cert", node.certificate().toString(),
-        "--chunk-tls-ca", ca.certificate().toString());
+    assertFailsToStart(
+        "missing --chunk-tls-key",
+        "--chunk-tls-cert",
+        node.certificate().toString(),
+        "--chunk-tls-ca",
+        ca.certificate().toString());
     Path missing = tmp.resolve("missing.pem");
-    assertFailsToStart("--chunk-tls-cert: certificate " + missing + ": cannot read it", "--chunk-tls-cert",
-        missing.toString(), "--chunk-tls-key", node.key().toString(), "--chunk-tls-ca", ca.certificate().toString());
-    assertFailsToStart("--chunk-tls-key: private key " + ca.key() + ": does not belong to the certificate",
-        "--chunk-tls-cert", node.certificate().toString(), "--chunk-tls-key", ca.key().toString(),
-        "--chunk-tls-ca", ca.certificate().toString());
-    assertFailsToStart("unknown object digest algorithm 'md5' (expected crc32c-crc32 or sha256)", "--object-digest", "md5");
+    assertFailsToStart(
+        "--chunk-tls-cert: certificate " + missing + ": cannot read it",
+        "--chunk-tls-cert",
+        missing.toString(),
+        "--chunk-tls-key",
+        node.key().toString(),
+        "--chunk-tls-ca",
+        ca.certificate().toString());
+    assertFailsToStart(
+        "--chunk-tls-key: private key " + ca.key() + ": does not belong to the certificate",
+        "--chunk-tls-cert",
+        node.certificate().toString(),
+        "--chunk-tls-key",
+        ca.key().toString(),
+        "--chunk-tls-ca",
+        ca.certificate().toString());
+    assertFailsToStart(
+        "unknown object digest algorithm 'md5' (expected crc32c-crc32 or sha256)",
+        "--object-digest",
+        "md5");
   }
 
   private void assertFailsToStart(String expected, String... flags) {
-    List<String> args = new ArrayList<>(List.of("--node-id", "127.0.0.1:25019", "--data-dir",
-        tmp.resolve("unused").toString(), "--db-url", pg.url()));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--node-id",
+                "127.0.0.1:25019",
+                "--data-dir",
+                tmp.resolve("unused").toString(),
+                "--db-url",
+                pg.url()));
     args.addAll(List.of(flags));
     Processes.Run run = Processes.run("mooncake_client", args.toArray(String[]::new));
     assertEquals(2, run.exitCode(), run.output());
@@ -170,34 +235,68 @@ class ChunkPortAuthTest {
 
   private static Api startMaster(Processes procs) {
     int httpPort = TestFiles.freePort();
-    procs.start("master", "mooncake_master", "--http-port", String.valueOf(httpPort), "--db-url", pg.url(),
-        "--scheduler-tick-ms", "200", "--no-auth");
+    procs.start(
+        "master",
+        "mooncake_master",
+        "--http-port",
+        String.valueOf(httpPort),
+        "--db-url",
+        pg.url(),
+        "--scheduler-tick-ms",
+        "200",
+        "--no-auth");
     Api api = new Api("http://127.0.0.1:" + httpPort);
-    Processes.await("master /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
+    Processes.await(
+        "master /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
     return api;
   }
 
   private String startClient(Processes procs, String name, int port, String... extra) {
-    List<String> args = new ArrayList<>(List.of("--node-id", "127.0.0.1:" + port, "--data-dir",
-        tmp.resolve(name).toString(), "--db-url", pg.url(), "--poll-ms", "200"));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--node-id",
+                "127.0.0.1:" + port,
+                "--data-dir",
+                tmp.resolve(name).toString(),
+                "--db-url",
+                pg.url(),
+                "--poll-ms",
+                "200"));
     args.addAll(List.of(extra));
     procs.start(name, "mooncake_client", args.toArray(String[]::new));
     return "127.0.0.1:" + port;
   }
 
   private static void awaitLive(Api api, int count) {
-    Processes.await(count + " nodes registered and live", Duration.ofSeconds(60), () -> {
-      int live = 0;
-      for (JsonNode n : api.get("/api/v1/nodes").json().get("nodes")) {
-        live += n.get("live").asBoolean() ? 1 : 0;
-      }
-      return live == count;
-    });
+    Processes.await(
+        count + " nodes registered and live",
+        Duration.ofSeconds(60),
+        () -> {
+          int live = 0;
+          for (JsonNode n : api.get("/api/v1/nodes").json().get("nodes")) {
+            live += n.get("live").asBoolean() ? 1 : 0;
+          }
+          return live == count;
+        });
   }
 
-  private static JsonNode runJob(Api api, String jobId, String modelId, Path source, String seed, String follower) {
-    String body = Requests.job(jobId, modelId, "r1", List.of(new FileSpec("model.bin", sizeOf(source), MIB,
-        "sha256:" + TestFiles.sha256(source), source.toUri().toString())), seed, List.of(seed, follower));
+  private static JsonNode runJob(
+      Api api, String jobId, String modelId, Path source, String seed, String follower) {
+    String body =
+        Requests.job(
+            jobId,
+            modelId,
+            "r1",
+            List.of(
+                new FileSpec(
+                    "model.bin",
+                    sizeOf(source),
+                    MIB,
+                    "sha256:" + TestFiles.sha256(source),
+                    source.toUri().toString())),
+            seed,
+            List.of(seed, follower));
     Api.Reply created = api.post("/api/v1/model-distribution/jobs", body);
     assertEquals(201, created.status(), String.valueOf(created.json()));
     return api.awaitTerminal(jobId);

@@ -41,11 +41,9 @@ class ClientEndpointTest {
   private static final Pattern SAMPLE =
       Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (-?[0-9.eE+-]+|NaN|[+-]Inf)");
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
 
   static InProcessCluster cluster;
   static Api api;
@@ -53,7 +51,8 @@ class ClientEndpointTest {
   static String follower;
   static NodeWorker followerWorker;
   static boolean followerClosed;
-  static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   @BeforeAll
   static void start() throws Exception {
@@ -61,8 +60,19 @@ class ClientEndpointTest {
     api = cluster.api();
     seed = cluster.addNode(tmp.resolve("seed"));
     NodeId id = new NodeId("127.0.0.1", TestFiles.freePort());
-    followerWorker = new NodeWorker(new NodeWorker.Settings(id, tmp.resolve("follower"), "127.0.0.1", 4,
-        Duration.ofMillis(500), Duration.ofSeconds(10), Duration.ofMillis(200)), pg.database()).httpPort(0).start();
+    followerWorker =
+        new NodeWorker(
+                new NodeWorker.Settings(
+                    id,
+                    tmp.resolve("follower"),
+                    "127.0.0.1",
+                    4,
+                    Duration.ofMillis(500),
+                    Duration.ofSeconds(10),
+                    Duration.ofMillis(200)),
+                pg.database())
+            .httpPort(0)
+            .start();
     follower = id.toString();
   }
 
@@ -74,9 +84,14 @@ class ClientEndpointTest {
     cluster.close();
   }
 
-  private static HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  private static HttpResponse<String> get(int port, String path)
+      throws IOException, InterruptedException {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(10))
+            .GET()
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   @Test
@@ -84,9 +99,16 @@ class ClientEndpointTest {
     long size = 3 * MIB + 12345;
     int objects = 4;
     Path src = TestFiles.random(tmp.resolve("src/m.bin"), size, 11);
-    String body = Requests.job("ep-job", "model-ep", "r1",
-        List.of(new FileSpec("m.bin", size, MIB, "sha256:" + TestFiles.sha256(src), src.toUri().toString())),
-        seed, List.of(seed, follower));
+    String body =
+        Requests.job(
+            "ep-job",
+            "model-ep",
+            "r1",
+            List.of(
+                new FileSpec(
+                    "m.bin", size, MIB, "sha256:" + TestFiles.sha256(src), src.toUri().toString())),
+            seed,
+            List.of(seed, follower));
     Api.Reply created = api.post("/api/v1/model-distribution/jobs", body);
     assertEquals(201, created.status(), String.valueOf(created.json()));
     JsonNode job = api.awaitTerminal("ep-job");
@@ -103,14 +125,24 @@ class ClientEndpointTest {
 
     HttpResponse<String> metrics = get(port, "/metrics");
     assertEquals(200, metrics.statusCode());
-    assertTrue(metrics.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+    assertTrue(
+        metrics
+            .headers()
+            .firstValue("Content-Type")
+            .orElse("")
+            .startsWith("text/plain; version=0.0.4"));
     Map<String, Double> samples = parse(metrics.body());
-    assertEquals((double) size, samples.get("mooncake_client_bytes_received_total"), metrics.body());
-    assertEquals((double) objects,
-        samples.get("mooncake_client_tasks_total{type=\"REPLICA_COPY\",outcome=\"succeeded\"}"), metrics.body());
+    assertEquals(
+        (double) size, samples.get("mooncake_client_bytes_received_total"), metrics.body());
+    assertEquals(
+        (double) objects,
+        samples.get("mooncake_client_tasks_total{type=\"REPLICA_COPY\",outcome=\"succeeded\"}"),
+        metrics.body());
     assertTrue(samples.containsKey("mooncake_client_bytes_served_total"));
     assertEquals(0.0, samples.get("mooncake_client_tasks_running"));
-    assertTrue(samples.get("mooncake_client_task_duration_seconds_count{type=\"REPLICA_COPY\"}") >= objects);
+    assertTrue(
+        samples.get("mooncake_client_task_duration_seconds_count{type=\"REPLICA_COPY\"}")
+            >= objects);
     assertTrue(samples.get("mooncake_client_task_duration_seconds_sum{type=\"REPLICA_COPY\"}") > 0);
     double age = samples.get("mooncake_client_heartbeat_age_seconds");
     assertTrue(age >= 0 && age < 1.5, "heartbeat age " + age);
@@ -126,7 +158,8 @@ class ClientEndpointTest {
     } catch (java.net.ConnectException e) {
       // not served any more: as good as DOWN
     } catch (IOException e) {
-      if (!(e.getCause() instanceof java.net.ConnectException) && !String.valueOf(e.getMessage()).contains("refused")) {
+      if (!(e.getCause() instanceof java.net.ConnectException)
+          && !String.valueOf(e.getMessage()).contains("refused")) {
         fail("unexpected error after close: " + e);
       }
     }

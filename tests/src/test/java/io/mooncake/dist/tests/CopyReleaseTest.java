@@ -35,8 +35,7 @@ class CopyReleaseTest {
   private static final int OBJECTS = 7;
   private static final long CHUNK = 1000;
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static DSLContext dsl() {
     return pg.database().dsl();
@@ -52,17 +51,32 @@ class CopyReleaseTest {
   }
 
   private static Replica seedReplica(String job, int n) {
-    return new Replica(objectId(job, n), SEED, CHUNK, "sha256:" + job + "-" + n, "/d/m.bin", n * CHUNK);
+    return new Replica(
+        objectId(job, n), SEED, CHUNK, "sha256:" + job + "-" + n, "/d/m.bin", n * CHUNK);
   }
 
   private static void createJob(String job) {
     ModelRef model = new ModelRef(job, "r1", "safetensors", "local");
     List<String> ids = IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList();
-    ManifestFile file = new ManifestFile("m.bin", OBJECTS * CHUNK, "dummy", "/nonexistent/m.bin", "k", ids,
-        new ChunkLayout(CHUNK, OBJECTS, job + "/m.bin"));
+    ManifestFile file =
+        new ManifestFile(
+            "m.bin",
+            OBJECTS * CHUNK,
+            "dummy",
+            "/nonexistent/m.bin",
+            "k",
+            ids,
+            new ChunkLayout(CHUNK, OBJECTS, job + "/m.bin"));
     List<String> targets = new java.util.ArrayList<>(List.of(SEED));
     targets.addAll(followers(job));
-    JobRequest req = new JobRequest(job, model, new Manifest(model, OBJECTS * CHUNK, "v1", List.of(file)), SEED, targets, null);
+    JobRequest req =
+        new JobRequest(
+            job,
+            model,
+            new Manifest(model, OBJECTS * CHUNK, "v1", List.of(file)),
+            SEED,
+            targets,
+            null);
     assertEquals(CreateResult.CREATED, new JobStore(dsl()).create(req, "sha-" + job, "{}"));
   }
 
@@ -71,7 +85,8 @@ class CopyReleaseTest {
   }
 
   private static int copies(String job) {
-    return dsl().fetchOne("SELECT count(*) FROM tasks WHERE job_id = ? AND task_type = 'REPLICA_COPY'", job)
+    return dsl()
+        .fetchOne("SELECT count(*) FROM tasks WHERE job_id = ? AND task_type = 'REPLICA_COPY'", job)
         .get(0, Integer.class);
   }
 
@@ -86,44 +101,74 @@ class CopyReleaseTest {
     assertEquals(0, copies(job), "nothing published, nothing released");
 
     // The seed publishes objects 0..2 while it downloads: copies for those, for every follower.
-    assertTrue(q.publishWhileLeased(download.taskId(), SEED + "/w", IntStream.range(0, 3).mapToObj(n -> seedReplica(job, n)).toList()));
+    assertTrue(
+        q.publishWhileLeased(
+            download.taskId(),
+            SEED + "/w",
+            IntStream.range(0, 3).mapToObj(n -> seedReplica(job, n)).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3 * 3, copies(job));
-    assertEquals(0, dsl().fetchOne("""
+    assertEquals(
+        0,
+        dsl()
+            .fetchOne(
+                """
         SELECT count(*) FROM tasks
          WHERE job_id = ? AND task_type = 'REPLICA_COPY' AND (payload IS NOT NULL OR run_after > now() OR state <> 'pending')""",
-        job).get(0, Integer.class), "payload-less, pending and due at once");
+                job)
+            .get(0, Integer.class),
+        "payload-less, pending and due at once");
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3 * 3, copies(job), "a pass with nothing newly published creates nothing");
 
-    // Follower 1 of 3 takes its stripe (1, 4, ...) first, then stripe 2 (2, 5), then stripe 0 (0, 3, 6).
+    // Follower 1 of 3 takes its stripe (1, 4, ...) first, then stripe 2 (2, 5), then stripe 0 (0,
+    // 3, 6).
     String f1 = followers(job).get(1);
     // One at a time: a batch comes back in task id order, the claim picks by (run_after, task_id).
-    List<ClaimedTask> first = IntStream.range(0, 4).mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
-        .flatMap(List::stream).toList();
-    assertEquals(List.of(objectId(job, 1), objectId(job, 2), objectId(job, 0)), claimedObjects(first));
+    List<ClaimedTask> first =
+        IntStream.range(0, 4)
+            .mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
+            .flatMap(List::stream)
+            .toList();
+    assertEquals(
+        List.of(objectId(job, 1), objectId(job, 2), objectId(job, 0)), claimedObjects(first));
     FilePlan file = first.get(0).payload().files().get(0);
     assertEquals("m.bin", file.path());
     assertEquals(OBJECTS * CHUNK, file.sizeBytes());
     assertNull(file.downloadUrl());
-    assertEquals(new ObjectPlan(objectId(job, 1), 1, CHUNK, CHUNK, "sha256:rel-1"), file.objects().get(0));
+    assertEquals(
+        new ObjectPlan(objectId(job, 1), 1, CHUNK, CHUNK, "sha256:rel-1"), file.objects().get(0));
     assertEquals(new ModelRef(job, "r1", "safetensors", "local"), first.get(0).payload().model());
 
     // The rest, then the download succeeds: every object released, each exactly once.
-    assertTrue(q.succeed(download.taskId(), SEED + "/w", OBJECTS * CHUNK, null,
-        IntStream.range(0, OBJECTS).mapToObj(n -> seedReplica(job, n)).toList()));
+    assertTrue(
+        q.succeed(
+            download.taskId(),
+            SEED + "/w",
+            OBJECTS * CHUNK,
+            null,
+            IntStream.range(0, OBJECTS).mapToObj(n -> seedReplica(job, n)).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(OBJECTS * 3, copies(job));
-    assertEquals(OBJECTS, dsl().fetchCount(dsl().selectFrom("copy_releases").where("job_id = ?", job)));
-    assertEquals(List.of(objectId(job, 4), objectId(job, 5), objectId(job, 3), objectId(job, 6)),
-        claimedObjects(IntStream.range(0, 5).mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
-            .flatMap(List::stream).toList()));
+    assertEquals(
+        OBJECTS, dsl().fetchCount(dsl().selectFrom("copy_releases").where("job_id = ?", job)));
+    assertEquals(
+        List.of(objectId(job, 4), objectId(job, 5), objectId(job, 3), objectId(job, 6)),
+        claimedObjects(
+            IntStream.range(0, 5)
+                .mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
+                .flatMap(List::stream)
+                .toList()));
     String f0 = followers(job).get(0);
     // The stripe order across both releases.
-    List<String> order = IntStream.range(0, OBJECTS)
-        .mapToObj(i -> q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId()).toList();
+    List<String> order =
+        IntStream.range(0, OBJECTS)
+            .mapToObj(i -> q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId())
+            .toList();
     assertEquals(List.of(0, 3, 6, 1, 4, 2, 5).stream().map(n -> objectId(job, n)).toList(), order);
-    assertEquals("replicating", dsl().fetchOne("SELECT status FROM jobs WHERE job_id = ?", job).get(0, String.class));
+    assertEquals(
+        "replicating",
+        dsl().fetchOne("SELECT status FROM jobs WHERE job_id = ?", job).get(0, String.class));
   }
 
   @Test
@@ -133,16 +178,29 @@ class CopyReleaseTest {
     TaskQueue q = new TaskQueue(dsl());
     assertTrue(ScheduleJob.run(dsl(), job));
     // Published before the current attempt was claimed: bytes that attempt rewrites.
-    dsl().execute("""
+    dsl()
+        .execute(
+            """
         INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset, created_at)
-        VALUES (?, ?, ?, 'sha256:stale', '/d/m.bin', 0, now() - interval '1 hour')""", objectId(job, 0), SEED, CHUNK);
+        VALUES (?, ?, ?, 'sha256:stale', '/d/m.bin', 0, now() - interval '1 hour')""",
+            objectId(job, 0),
+            SEED,
+            CHUNK);
     ClaimedTask download = q.claim(SEED, SEED + "/w", 1, Duration.ofMinutes(5)).get(0);
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(0, copies(job));
     assertTrue(q.publishWhileLeased(download.taskId(), SEED + "/w", List.of(seedReplica(job, 0))));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3, copies(job));
-    assertEquals("sha256:old-0", q.claim(followers(job).get(2), "x/w", 1, Duration.ofMinutes(5)).get(0)
-        .payload().files().get(0).objects().get(0).digest());
+    assertEquals(
+        "sha256:old-0",
+        q.claim(followers(job).get(2), "x/w", 1, Duration.ofMinutes(5))
+            .get(0)
+            .payload()
+            .files()
+            .get(0)
+            .objects()
+            .get(0)
+            .digest());
   }
 }

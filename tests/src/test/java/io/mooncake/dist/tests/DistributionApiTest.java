@@ -21,8 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The HTTP contract over a real socket and a real Postgres: create, query, errors, idempotency. */
 class DistributionApiTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   static InProcessCluster cluster;
   static Api api;
@@ -54,12 +53,20 @@ class DistributionApiTest {
     assertTrue(s.has("last_error") && s.get("last_error").isNull());
     assertEquals(2, s.get("placements").size());
     for (JsonNode p : s.get("placements")) {
-      for (String field : List.of("node_id", "state", "local_path", "staged_bytes", "checksum_verified", "last_error")) {
+      for (String field :
+          List.of(
+              "node_id",
+              "state",
+              "local_path",
+              "staged_bytes",
+              "checksum_verified",
+              "last_error")) {
         assertTrue(p.has(field), "placement lacks " + field + ": " + p);
       }
     }
     assertEquals("127.0.0.1:25001", s.get("placements").get(0).get("node_id").asText());
-    assertEquals("object_digests", s.get("integrity").asText(), "a dummy checksum rests on object digests");
+    assertEquals(
+        "object_digests", s.get("integrity").asText(), "a dummy checksum rests on object digests");
 
     Api.Reply q = api.job("api-create-1");
     assertEquals(200, q.status());
@@ -72,8 +79,11 @@ class DistributionApiTest {
     req.put("job_id", "api-idem-1");
     assertEquals(201, api.post("/api/v1/model-distribution/jobs", Json.write(req)).status());
     // Same content, other key order and whitespace.
-    String reordered = "{\n \"target_nodes\": [\"127.0.0.1:25001\", \"127.0.0.1:25002\"],\n"
-        + Json.write(req).substring(1).replace("\"target_nodes\":[\"127.0.0.1:25001\",\"127.0.0.1:25002\"],", "");
+    String reordered =
+        "{\n \"target_nodes\": [\"127.0.0.1:25001\", \"127.0.0.1:25002\"],\n"
+            + Json.write(req)
+                .substring(1)
+                .replace("\"target_nodes\":[\"127.0.0.1:25001\",\"127.0.0.1:25002\"],", "");
     Api.Reply again = api.post("/api/v1/model-distribution/jobs", reordered);
     assertEquals(200, again.status(), String.valueOf(again.json()));
     assertEquals("api-idem-1", again.json().get("job_id").asText());
@@ -107,7 +117,8 @@ class DistributionApiTest {
     int before = pg.database().dsl().fetchCount(JOBS);
     ObjectNode req = rfc();
     req.put("job_id", "api-bad-1");
-    ((ObjectNode) req.withArray("/manifest/files").get(0).get("chunk_layout")).put("chunk_count", 5);
+    ((ObjectNode) req.withArray("/manifest/files").get(0).get("chunk_layout"))
+        .put("chunk_count", 5);
     Api.Reply r = api.post("/api/v1/model-distribution/jobs", Json.write(req));
     assertEquals(400, r.status());
     assertEquals("manifest.files[0].chunk_layout.chunk_count", r.json().get("field").asText());

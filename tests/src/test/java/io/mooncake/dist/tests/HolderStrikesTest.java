@@ -15,10 +15,11 @@ import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A holder that keeps failing is marked (visible to operators) and tried after every other holder. */
+/**
+ * A holder that keeps failing is marked (visible to operators) and tried after every other holder.
+ */
 class HolderStrikesTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static final String FLAKY = "10.0.1.1:1";
   private static final String GOOD = "10.0.1.2:1";
@@ -32,12 +33,15 @@ class HolderStrikesTest {
       nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
     }
     for (String holder : List.of(FLAKY, GOOD)) {
-      dsl.execute("INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
-          + "VALUES ('m/o1', ?, 8, 'sha256:aa', '/data/f', 0)", holder);
+      dsl.execute(
+          "INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
+              + "VALUES ('m/o1', ?, 8, 'sha256:aa', '/data/f', 0)",
+          holder);
     }
     ReplicaCatalog replicas = new ReplicaCatalog(dsl);
 
-    replicas.holderFailed(FLAKY, "copy of object m/o1 from " + FLAKY + " failed: peer closed the connection");
+    replicas.holderFailed(
+        FLAKY, "copy of object m/o1 from " + FLAKY + " failed: peer closed the connection");
     replicas.holderFailed(FLAKY, "second");
     assertFalse(info(nodes, FLAKY).avoided(), "two failures are not yet a pattern");
     replicas.holderFailed(FLAKY, "digest mismatch for object m/o1 from " + FLAKY);
@@ -47,11 +51,15 @@ class HolderStrikesTest {
     assertEquals(3, flaky.serveFailures());
     assertEquals("digest mismatch for object m/o1 from " + FLAKY, flaky.serveLastError());
     for (int i = 0; i < 20; i++) { // ties would otherwise be broken at random
-      assertEquals(List.of(GOOD, FLAKY), holders(replicas), "the marked holder is the last resort, not excluded");
+      assertEquals(
+          List.of(GOOD, FLAKY),
+          holders(replicas),
+          "the marked holder is the last resort, not excluded");
     }
 
     // The mark fades once the last failure is older than the avoidance window...
-    dsl.execute("UPDATE nodes SET serve_failed_at = now() - interval '6 minutes' WHERE node_id = ?", FLAKY);
+    dsl.execute(
+        "UPDATE nodes SET serve_failed_at = now() - interval '6 minutes' WHERE node_id = ?", FLAKY);
     assertFalse(info(nodes, FLAKY).avoided());
     // ...and a copy it serves well clears the strikes at once.
     dsl.execute("UPDATE nodes SET serve_failed_at = now() WHERE node_id = ?", FLAKY);
@@ -63,8 +71,12 @@ class HolderStrikesTest {
   }
 
   private static List<String> holders(ReplicaCatalog replicas) {
-    return replicas.sources(null, "m/o1", "sha256:aa", READER, Duration.ofSeconds(10), Duration.ZERO).holders().stream()
-        .map(Replica::nodeId).toList();
+    return replicas
+        .sources(null, "m/o1", "sha256:aa", READER, Duration.ofSeconds(10), Duration.ZERO)
+        .holders()
+        .stream()
+        .map(Replica::nodeId)
+        .toList();
   }
 
   private static NodeInfo info(NodeRegistry nodes, String node) {

@@ -28,12 +28,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class JobListApiTest {
   private static final String JOBS = "/api/v1/model-distribution/jobs";
-  /** Every job of this class's database in list order: newest first, ties by job_id descending. */
-  private static final List<String> ALL = List.of("list-5", "list-4", "list-3", "list-2", "list-1",
-      "tie-c", "tie-b", "tie-a");
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  /** Every job of this class's database in list order: newest first, ties by job_id descending. */
+  private static final List<String> ALL =
+      List.of("list-5", "list-4", "list-3", "list-2", "list-1", "tie-c", "tie-b", "tie-a");
+
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   static InProcessCluster cluster;
   static Api api;
@@ -46,13 +46,27 @@ class JobListApiTest {
     api = cluster.api();
     seed = "127.0.0.1:" + TestFiles.freePort();
     follower = "127.0.0.1:" + TestFiles.freePort();
-    for (String id : List.of("tie-a", "tie-b", "tie-c", "list-1", "list-2", "list-3", "list-4", "list-5")) {
-      Api.Reply r = api.post(JOBS, Requests.job(id, "model-" + id, "r1",
-          List.of(new FileSpec("m.bin", 1000, 512, "dummy", "/srv/models/" + id + "/m.bin")), seed, List.of(seed, follower)));
+    for (String id :
+        List.of("tie-a", "tie-b", "tie-c", "list-1", "list-2", "list-3", "list-4", "list-5")) {
+      Api.Reply r =
+          api.post(
+              JOBS,
+              Requests.job(
+                  id,
+                  "model-" + id,
+                  "r1",
+                  List.of(
+                      new FileSpec("m.bin", 1000, 512, "dummy", "/srv/models/" + id + "/m.bin")),
+                  seed,
+                  List.of(seed, follower)));
       assertEquals(201, r.status(), String.valueOf(r.json()));
     }
-    // Jobs created in the same microsecond: only job_id can order them, also across page boundaries.
-    pg.database().dsl().execute("UPDATE jobs SET created_at = '2001-02-03T04:05:06.789Z' WHERE job_id LIKE 'tie-%'");
+    // Jobs created in the same microsecond: only job_id can order them, also across page
+    // boundaries.
+    pg.database()
+        .dsl()
+        .execute(
+            "UPDATE jobs SET created_at = '2001-02-03T04:05:06.789Z' WHERE job_id LIKE 'tie-%'");
     for (String id : List.of("list-2", "list-4")) {
       assertEquals(200, api.post(JOBS + "/cancel?job_id=" + id, "").status());
     }
@@ -74,7 +88,12 @@ class JobListApiTest {
     List<String> seen = new ArrayList<>();
     String after = null;
     do {
-      String url = JOBS + "?limit=" + limit + query + (after == null ? "" : "&after=" + URLEncoder.encode(after, StandardCharsets.UTF_8));
+      String url =
+          JOBS
+              + "?limit="
+              + limit
+              + query
+              + (after == null ? "" : "&after=" + URLEncoder.encode(after, StandardCharsets.UTF_8));
       Api.Reply r = api.get(url);
       assertEquals(200, r.status(), String.valueOf(r.json()));
       seen.addAll(ids(r.json()));
@@ -96,7 +115,8 @@ class JobListApiTest {
   void pagingOneJobAtATimeNeitherSkipsNorRepeatsJobsCreatedInTheSameInstant() {
     List<Integer> sizes = new ArrayList<>();
     assertEquals(ALL, walk("", 1, sizes));
-    assertEquals(ALL.size(), sizes.size(), "a full last page ends with next = null, not an empty page");
+    assertEquals(
+        ALL.size(), sizes.size(), "a full last page ends with next = null, not an empty page");
   }
 
   @Test
@@ -148,7 +168,10 @@ class JobListApiTest {
     assertBad(JOBS + "?limit=501", "limit", "501");
     assertBad(JOBS + "?limit=ten", "limit", "ten");
     assertBad(JOBS + "?after=%25%25", "after", "cursor");
-    String forged = Base64.getUrlEncoder().withoutPadding().encodeToString("v9|2020-01-01T00:00:00Z|x".getBytes(StandardCharsets.UTF_8));
+    String forged =
+        Base64.getUrlEncoder()
+            .withoutPadding()
+            .encodeToString("v9|2020-01-01T00:00:00Z|x".getBytes(StandardCharsets.UTF_8));
     assertBad(JOBS + "?after=" + forged, "after", "cursor");
     assertBad(JOBS + "?job_id=", "job_id", "job_id");
   }

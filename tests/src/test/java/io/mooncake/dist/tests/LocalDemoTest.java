@@ -25,24 +25,27 @@ import org.junit.jupiter.api.io.TempDir;
  * two clients, distributes a generated model, verifies the bytes, and leaves nothing running.
  */
 class LocalDemoTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void theDemoDistributesAModelToTwoNodesVerifiesTheBytesAndStopsEverything() throws Exception {
-    Processes.Run demo = demo(Duration.ofMinutes(3), "--db-url", pg.url(), "--size-mib", "8", "--chunk-mib", "1");
+    Processes.Run demo =
+        demo(Duration.ofMinutes(3), "--db-url", pg.url(), "--size-mib", "8", "--chunk-mib", "1");
 
     assertEquals(0, demo.exitCode(), demo.output());
     assertTrue(demo.output().contains("job completed"), demo.output());
     assertTrue(demo.output().contains("bytes identical on both nodes"), demo.output());
-    assertTrue(demo.output().contains("\"status\" : \"completed\""), "final snapshot printed:\n" + demo.output());
+    assertTrue(
+        demo.output().contains("\"status\" : \"completed\""),
+        "final snapshot printed:\n" + demo.output());
 
     Matcher workDir = Pattern.compile("(?m)^work dir\\s+(\\S+)$").matcher(demo.output());
     assertTrue(workDir.find(), demo.output());
-    assertFalse(Files.exists(Path.of(workDir.group(1))), "work dir removed after a success:\n" + demo.output());
+    assertFalse(
+        Files.exists(Path.of(workDir.group(1))),
+        "work dir removed after a success:\n" + demo.output());
 
     // The master's command line names the database, the clients' also the work dir; both are unique
     // to this run, so any survivor is one the demo started.
@@ -50,9 +53,12 @@ class LocalDemoTest {
     List<String> survivors = new ArrayList<>();
     ProcessHandle.allProcesses()
         .filter(ProcessHandle::isAlive)
-        .forEach(p -> p.info().commandLine()
-            .filter(cmd -> cmd.contains(database) || cmd.contains(workDir.group(1)))
-            .ifPresent(cmd -> survivors.add(p.pid() + " " + cmd)));
+        .forEach(
+            p ->
+                p.info()
+                    .commandLine()
+                    .filter(cmd -> cmd.contains(database) || cmd.contains(workDir.group(1)))
+                    .ifPresent(cmd -> survivors.add(p.pid() + " " + cmd)));
     assertEquals(List.of(), survivors, "processes left running by the demo");
   }
 
@@ -65,12 +71,18 @@ class LocalDemoTest {
     }
   }
 
-  /** Runs {@code bin/mooncake_demo}; past {@code timeout} (a hang guard) it is stopped like Ctrl-C would. */
-  private Processes.Run demo(Duration timeout, String... args) throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of(Processes.root().resolve("bin/mooncake_demo").toString()));
+  /**
+   * Runs {@code bin/mooncake_demo}; past {@code timeout} (a hang guard) it is stopped like Ctrl-C
+   * would.
+   */
+  private Processes.Run demo(Duration timeout, String... args)
+      throws IOException, InterruptedException {
+    List<String> cmd =
+        new ArrayList<>(List.of(Processes.root().resolve("bin/mooncake_demo").toString()));
     cmd.addAll(List.of(args));
     Path log = Files.createTempFile(tmp, "demo-", ".log");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process p =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
       p.destroy(); // SIGTERM: the demo's shutdown hook stops its master and clients
       if (!p.waitFor(30, TimeUnit.SECONDS)) {

@@ -34,25 +34,34 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class MetricsEndpointTest {
   private static final String NODE_A = "127.0.0.1:7001";
   private static final String NODE_B = "127.0.0.1:7002";
-  /** Not a valid node id, but nothing stops a row from holding it: the label must still be escaped. */
+
+  /**
+   * Not a valid node id, but nothing stops a row from holding it: the label must still be escaped.
+   */
   private static final String ODD_NODE = "odd\"node\\path\nnext";
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   static WebServer server;
   static HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
   static void start() {
-    server = WebServer.builder().host("127.0.0.1").port(0)
-        .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
-        .build()
-        .start();
+    server =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
+            .build()
+            .start();
     DSLContext dsl = pg.database().dsl();
-    dsl.execute("INSERT INTO nodes (node_id, host, port, data_dir, instance_id) VALUES (?, '127.0.0.1', 7001, '/d/a', 'i-a')", NODE_A);
-    dsl.execute("INSERT INTO nodes (node_id, host, port, data_dir, instance_id, heartbeat_at) "
-        + "VALUES (?, '127.0.0.1', 7002, '/d/b', 'i-b', now() - interval '1 hour')", NODE_B);
+    dsl.execute(
+        "INSERT INTO nodes (node_id, host, port, data_dir, instance_id) VALUES (?, '127.0.0.1', 7001, '/d/a', 'i-a')",
+        NODE_A);
+    dsl.execute(
+        "INSERT INTO nodes (node_id, host, port, data_dir, instance_id, heartbeat_at) "
+            + "VALUES (?, '127.0.0.1', 7002, '/d/b', 'i-b', now() - interval '1 hour')",
+        NODE_B);
     job(dsl, "m-done", "completed");
     job(dsl, "m-failed", "failed");
     job(dsl, "m-canceled", "canceled");
@@ -79,32 +88,60 @@ class MetricsEndpointTest {
   }
 
   private static void job(DSLContext dsl, String jobId, String status) {
-    dsl.execute("INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id, "
-        + "total_size_bytes, integrity, status) VALUES (?, 'x', '{}', 'm', 'r1', 'bin', 'local', ?, 1000, 'object_digests', ?)",
-        jobId, NODE_A, status);
+    dsl.execute(
+        "INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id, "
+            + "total_size_bytes, integrity, status) VALUES (?, 'x', '{}', 'm', 'r1', 'bin', 'local', ?, 1000, 'object_digests', ?)",
+        jobId,
+        NODE_A,
+        status);
   }
 
-  /** A task row; {@code seconds} (when not null) is its attempt's duration, finished_at - started_at. */
-  private static long task(DSLContext dsl, String jobId, String node, String type, String objectId, String state,
-      long bytes, Double seconds) {
-    return dsl.resultQuery("INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, state, attempts, "
-            + "bytes_total, started_at, finished_at, lease_expires_at) VALUES (?, ?, ?, ?, '{}', ?, 1, ?, "
-            + "timestamptz '2024-05-01 10:00:00+00', timestamptz '2024-05-01 10:00:00+00' + make_interval(secs => ?), "
-            + "now() + interval '1 hour') RETURNING task_id",
-            jobId, node, type, objectId, state, bytes, seconds == null ? null : seconds)
+  /**
+   * A task row; {@code seconds} (when not null) is its attempt's duration, finished_at -
+   * started_at.
+   */
+  private static long task(
+      DSLContext dsl,
+      String jobId,
+      String node,
+      String type,
+      String objectId,
+      String state,
+      long bytes,
+      Double seconds) {
+    return dsl.resultQuery(
+            "INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, state, attempts, "
+                + "bytes_total, started_at, finished_at, lease_expires_at) VALUES (?, ?, ?, ?, '{}', ?, 1, ?, "
+                + "timestamptz '2024-05-01 10:00:00+00', timestamptz '2024-05-01 10:00:00+00' + make_interval(secs => ?), "
+                + "now() + interval '1 hour') RETURNING task_id",
+            jobId,
+            node,
+            type,
+            objectId,
+            state,
+            bytes,
+            seconds == null ? null : seconds)
         .fetchOne(0, Long.class);
   }
 
   private static void attempt(DSLContext dsl, long taskId, int attempt, String outcome) {
-    dsl.execute("INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome) "
-        + "VALUES (?, ?, 'n', 'n/i', now(), ?)", taskId, attempt, outcome);
+    dsl.execute(
+        "INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome) "
+            + "VALUES (?, ?, 'n', 'n/i', now(), ?)",
+        taskId,
+        attempt,
+        outcome);
   }
 
   /** One sample of the exposition: its name, labels and value. */
   record Sample(String name, Map<String, String> labels, double value) {}
 
   /** A parsed scrape: samples in order, and each family's HELP and TYPE. */
-  record Scrape(List<Sample> samples, Map<String, String> types, Map<String, String> helps, String contentType) {
+  record Scrape(
+      List<Sample> samples,
+      Map<String, String> types,
+      Map<String, String> helps,
+      String contentType) {
     double value(String name, String... labels) {
       Map<String, String> want = new HashMap<>();
       for (int i = 0; i < labels.length; i += 2) {
@@ -129,7 +166,8 @@ class MetricsEndpointTest {
 
   private static HttpResponse<String> get(String path) {
     try {
-      return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+      return http.send(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
           HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
@@ -145,7 +183,10 @@ class MetricsEndpointTest {
     return parse(res.body(), res.headers().firstValue("content-type").orElse(""));
   }
 
-  /** Parses text format 0.0.4 strictly enough to catch malformed output: a sample before its TYPE fails. */
+  /**
+   * Parses text format 0.0.4 strictly enough to catch malformed output: a sample before its TYPE
+   * fails.
+   */
   static Scrape parse(String text, String contentType) {
     List<Sample> samples = new ArrayList<>();
     Map<String, String> types = new LinkedHashMap<>();
@@ -161,7 +202,8 @@ class MetricsEndpointTest {
         types.put(p[0], p[1]);
       } else if (!line.isEmpty()) {
         Sample s = sample(line);
-        String family = types.containsKey(s.name()) ? s.name() : s.name().replaceFirst("_(sum|count)$", "");
+        String family =
+            types.containsKey(s.name()) ? s.name() : s.name().replaceFirst("_(sum|count)$", "");
         assertTrue(types.containsKey(family), "sample without a TYPE line: " + line);
         samples.add(s);
       }
@@ -189,12 +231,13 @@ class MetricsEndpointTest {
           char c = line.charAt(j);
           if (c == '\\') {
             char e = line.charAt(++j);
-            value.append(switch (e) {
-              case 'n' -> '\n';
-              case '\\' -> '\\';
-              case '"' -> '"';
-              default -> throw new AssertionError("bad escape \\" + e + " in " + line);
-            });
+            value.append(
+                switch (e) {
+                  case 'n' -> '\n';
+                  case '\\' -> '\\';
+                  case '"' -> '"';
+                  default -> throw new AssertionError("bad escape \\" + e + " in " + line);
+                });
           } else {
             value.append(c);
           }
@@ -215,15 +258,17 @@ class MetricsEndpointTest {
   void theExpositionIsTextFormat004WithHelpAndTypeForEveryFamily() {
     Scrape s = scrape();
     assertTrue(s.contentType().startsWith("text/plain; version=0.0.4"), s.contentType());
-    assertEquals(Map.of(
-        "mooncake_jobs", "gauge",
-        "mooncake_tasks", "gauge",
-        "mooncake_queue_depth", "gauge",
-        "mooncake_nodes", "gauge",
-        "mooncake_bytes_staged_total", "counter",
-        "mooncake_task_attempts_total", "counter",
-        "mooncake_task_duration_seconds", "summary",
-        "mooncake_http_requests_total", "counter"), s.types());
+    assertEquals(
+        Map.of(
+            "mooncake_jobs", "gauge",
+            "mooncake_tasks", "gauge",
+            "mooncake_queue_depth", "gauge",
+            "mooncake_nodes", "gauge",
+            "mooncake_bytes_staged_total", "counter",
+            "mooncake_task_attempts_total", "counter",
+            "mooncake_task_duration_seconds", "summary",
+            "mooncake_http_requests_total", "counter"),
+        s.types());
     assertEquals(s.types().keySet(), s.helps().keySet());
   }
 
@@ -240,7 +285,8 @@ class MetricsEndpointTest {
     assertEquals(1, s.value("mooncake_tasks", "type", "REPLICA_COPY", "state", "processing"));
     assertEquals(1, s.value("mooncake_tasks", "type", "MATERIALIZE", "state", "failed"));
     assertEquals(0, s.value("mooncake_tasks", "type", "MODEL_VERIFY", "state", "pending"));
-    assertEquals(0, s.value("mooncake_queue_depth", "node_id", NODE_A), "an idle registered node shows 0");
+    assertEquals(
+        0, s.value("mooncake_queue_depth", "node_id", NODE_A), "an idle registered node shows 0");
     assertEquals(3, s.value("mooncake_queue_depth", "node_id", NODE_B));
     assertEquals(1, s.value("mooncake_nodes", "live", "true"));
     assertEquals(1, s.value("mooncake_nodes", "live", "false"));
@@ -249,15 +295,26 @@ class MetricsEndpointTest {
   @Test
   void bytesAttemptsAndDurationsComeFromFinishedWork() {
     Scrape s = scrape();
-    assertEquals(1000, s.value("mooncake_bytes_staged_total", "node_id", NODE_A), "materialize moves no bytes");
+    assertEquals(
+        1000,
+        s.value("mooncake_bytes_staged_total", "node_id", NODE_A),
+        "materialize moves no bytes");
     assertEquals(600, s.value("mooncake_bytes_staged_total", "node_id", NODE_B));
-    assertEquals(1, s.value("mooncake_task_attempts_total", "type", "MODEL_DOWNLOAD", "outcome", "succeeded"));
-    assertEquals(2, s.value("mooncake_task_attempts_total", "type", "REPLICA_COPY", "outcome", "succeeded"));
-    assertEquals(1, s.value("mooncake_task_attempts_total", "type", "REPLICA_COPY", "outcome", "retry"));
-    assertEquals(1, s.value("mooncake_task_attempts_total", "type", "MATERIALIZE", "outcome", "lease_expired"));
-    assertEquals(1, s.value("mooncake_task_attempts_total", "type", "MATERIALIZE", "outcome", "failed"));
+    assertEquals(
+        1,
+        s.value("mooncake_task_attempts_total", "type", "MODEL_DOWNLOAD", "outcome", "succeeded"));
+    assertEquals(
+        2, s.value("mooncake_task_attempts_total", "type", "REPLICA_COPY", "outcome", "succeeded"));
+    assertEquals(
+        1, s.value("mooncake_task_attempts_total", "type", "REPLICA_COPY", "outcome", "retry"));
+    assertEquals(
+        1,
+        s.value("mooncake_task_attempts_total", "type", "MATERIALIZE", "outcome", "lease_expired"));
+    assertEquals(
+        1, s.value("mooncake_task_attempts_total", "type", "MATERIALIZE", "outcome", "failed"));
     assertEquals(1, s.value("mooncake_task_duration_seconds_count", "type", "MODEL_DOWNLOAD"));
-    assertEquals(10.0, s.value("mooncake_task_duration_seconds_sum", "type", "MODEL_DOWNLOAD"), 1e-9);
+    assertEquals(
+        10.0, s.value("mooncake_task_duration_seconds_sum", "type", "MODEL_DOWNLOAD"), 1e-9);
     assertEquals(2, s.value("mooncake_task_duration_seconds_count", "type", "REPLICA_COPY"));
     assertEquals(4.0, s.value("mooncake_task_duration_seconds_sum", "type", "REPLICA_COPY"), 1e-9);
     assertEquals(0.25, s.value("mooncake_task_duration_seconds_sum", "type", "MATERIALIZE"), 1e-9);
@@ -266,7 +323,9 @@ class MetricsEndpointTest {
   @Test
   void labelValuesAreEscapedAndReadBackUnchanged() {
     HttpResponse<String> res = get("/metrics");
-    assertTrue(res.body().contains("mooncake_queue_depth{node_id=\"odd\\\"node\\\\path\\nnext\"} 1\n"), res.body());
+    assertTrue(
+        res.body().contains("mooncake_queue_depth{node_id=\"odd\\\"node\\\\path\\nnext\"} 1\n"),
+        res.body());
     assertEquals(1, parse(res.body(), "").value("mooncake_queue_depth", "node_id", ODD_NODE));
   }
 
@@ -279,11 +338,31 @@ class MetricsEndpointTest {
     assertEquals(404, get("/no/such/path").statusCode());
     assertEquals(404, get("/another/unknown").statusCode());
     // The filter counts a request once its response is written, so the scrape may briefly lag.
-    Scrape s = awaitScrape(x -> x.has("mooncake_http_requests_total", "route", "unmatched", "status", "404")
-        && x.value("mooncake_http_requests_total", "route", "unmatched", "status", "404") == 2
-        && x.value("mooncake_http_requests_total", "route", "/api/v1/nodes", "status", "200") == 3);
-    assertEquals(1, s.value("mooncake_http_requests_total", "route", "/api/v1/model-distribution/jobs", "status", "400"));
-    assertTrue(s.samples().stream().noneMatch(x -> x.labels().getOrDefault("route", "").contains("no/such")));
+    Scrape s =
+        awaitScrape(
+            x ->
+                x.has("mooncake_http_requests_total", "route", "unmatched", "status", "404")
+                    && x.value(
+                            "mooncake_http_requests_total", "route", "unmatched", "status", "404")
+                        == 2
+                    && x.value(
+                            "mooncake_http_requests_total",
+                            "route",
+                            "/api/v1/nodes",
+                            "status",
+                            "200")
+                        == 3);
+    assertEquals(
+        1,
+        s.value(
+            "mooncake_http_requests_total",
+            "route",
+            "/api/v1/model-distribution/jobs",
+            "status",
+            "400"));
+    assertTrue(
+        s.samples().stream()
+            .noneMatch(x -> x.labels().getOrDefault("route", "").contains("no/such")));
   }
 
   private static Scrape awaitScrape(Predicate<Scrape> done) throws InterruptedException {

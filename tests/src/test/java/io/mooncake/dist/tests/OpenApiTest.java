@@ -32,12 +32,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * {@code GET /openapi} against the real routes: every documented operation is served and answers
  * one of its documented statuses with the documented media type (and, for JSON, the schema's
- * required members), and every served route is documented. The route list comes from
- * {@link MasterRouting#routes}, recorded from the same table the server is built from.
+ * required members), and every served route is documented. The route list comes from {@link
+ * MasterRouting#routes}, recorded from the same table the server is built from.
  */
 class OpenApiTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   static WebServer server;
   static final HttpClient http = HttpClient.newHttpClient();
@@ -45,10 +44,13 @@ class OpenApiTest {
 
   @BeforeAll
   static void start() throws Exception {
-    server = WebServer.builder().host("127.0.0.1").port(0)
-        .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
-        .build()
-        .start();
+    server =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
+            .build()
+            .start();
     HttpResponse<String> res = send("GET", "/openapi", null);
     assertEquals(200, res.statusCode());
     doc = Json.MAPPER.readTree(res.body());
@@ -61,19 +63,32 @@ class OpenApiTest {
 
   private static HttpResponse<String> send(String method, String pathAndQuery, String jsonBody)
       throws IOException, InterruptedException {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + pathAndQuery));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + pathAndQuery));
     if (jsonBody != null) {
       b.header("Content-Type", "application/json");
     }
-    b.method(method, jsonBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(jsonBody));
+    b.method(
+        method,
+        jsonBody == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(jsonBody));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** Every (method, path) the document describes. */
   private static List<Route> documented() {
     List<Route> out = new ArrayList<>();
-    doc.get("paths").properties().forEach(path -> path.getValue().properties().forEach(op ->
-        out.add(new Route(op.getKey().toUpperCase(Locale.ROOT), path.getKey()))));
+    doc.get("paths")
+        .properties()
+        .forEach(
+            path ->
+                path.getValue()
+                    .properties()
+                    .forEach(
+                        op ->
+                            out.add(
+                                new Route(op.getKey().toUpperCase(Locale.ROOT), path.getKey()))));
     return out;
   }
 
@@ -85,19 +100,25 @@ class OpenApiTest {
     if (schema.has("$ref")) {
       String ref = schema.get("$ref").asText();
       assertTrue(ref.startsWith("#/components/schemas/"), ref);
-      JsonNode target = doc.at("/components/schemas/" + ref.substring("#/components/schemas/".length()));
+      JsonNode target =
+          doc.at("/components/schemas/" + ref.substring("#/components/schemas/".length()));
       assertFalse(target.isMissingNode(), "dangling " + ref);
       return target;
     }
     return schema;
   }
 
-  /** The request the test sends for an operation: required query parameters from their examples, the body example. */
+  /**
+   * The request the test sends for an operation: required query parameters from their examples, the
+   * body example.
+   */
   private static String pathAndQuery(Route r, JsonNode op) {
     StringBuilder q = new StringBuilder();
     for (JsonNode p : op.path("parameters")) {
       if (p.path("required").asBoolean() && p.get("in").asText().equals("query")) {
-        q.append(q.isEmpty() ? "?" : "&").append(p.get("name").asText()).append('=')
+        q.append(q.isEmpty() ? "?" : "&")
+            .append(p.get("name").asText())
+            .append('=')
             .append(URLEncoder.encode(p.get("example").asText(), StandardCharsets.UTF_8));
       }
     }
@@ -109,15 +130,26 @@ class OpenApiTest {
     HttpResponse<String> res = send("GET", "/openapi", null);
     assertTrue(res.headers().firstValue("content-type").orElse("").startsWith("application/json"));
     assertTrue(doc.get("openapi").asText().startsWith("3."), doc.get("openapi").toString());
-    for (String schema : List.of("CreateRequest", "JobSnapshot", "Placement", "JobList", "JobSummary", "NodeList", "Error")) {
+    for (String schema :
+        List.of(
+            "CreateRequest",
+            "JobSnapshot",
+            "Placement",
+            "JobList",
+            "JobSummary",
+            "NodeList",
+            "Error")) {
       assertTrue(doc.at("/components/schemas/" + schema).isObject(), "missing schema " + schema);
     }
     JsonNode query = operation(new Route("GET", "/api/v1/model-distribution/jobs"));
     Set<String> params = new TreeSet<>();
     query.get("parameters").forEach(p -> params.add(p.get("name").asText()));
     assertEquals(Set.of("job_id", "state", "limit", "after"), params);
-    assertEquals("#/components/schemas/CreateRequest", operation(new Route("POST", "/api/v1/model-distribution/jobs"))
-        .at("/requestBody/content/application~1json/schema/$ref").asText());
+    assertEquals(
+        "#/components/schemas/CreateRequest",
+        operation(new Route("POST", "/api/v1/model-distribution/jobs"))
+            .at("/requestBody/content/application~1json/schema/$ref")
+            .asText());
   }
 
   @Test
@@ -134,21 +166,27 @@ class OpenApiTest {
   }
 
   @Test
-  void everyDocumentedOperationAnswersADocumentedStatusWithItsMediaTypeAndSchema() throws Exception {
+  void everyDocumentedOperationAnswersADocumentedStatusWithItsMediaTypeAndSchema()
+      throws Exception {
     for (Route r : documented()) {
       JsonNode op = operation(r);
       JsonNode example = op.at("/requestBody/content/application~1json/example");
-      HttpResponse<String> res = send(r.method(), pathAndQuery(r, op),
-          example.isMissingNode() ? null : Json.write(example));
-      String what = r.method() + " " + pathAndQuery(r, op) + " -> " + res.statusCode() + " " + res.body();
+      HttpResponse<String> res =
+          send(
+              r.method(),
+              pathAndQuery(r, op),
+              example.isMissingNode() ? null : Json.write(example));
+      String what =
+          r.method() + " " + pathAndQuery(r, op) + " -> " + res.statusCode() + " " + res.body();
       assertFalse(res.body().contains(MasterRouting.NO_ROUTE), "not routed: " + what);
       JsonNode response = op.get("responses").get(Integer.toString(res.statusCode()));
       assertTrue(response != null, "undocumented status: " + what);
       String contentType = res.headers().firstValue("content-type").orElse("");
       List<String> mediaTypes = new ArrayList<>();
       response.path("content").fieldNames().forEachRemaining(mediaTypes::add);
-      assertTrue(mediaTypes.stream().anyMatch(contentType::startsWith), what + ": content type " + contentType
-          + " is not one of " + mediaTypes);
+      assertTrue(
+          mediaTypes.stream().anyMatch(contentType::startsWith),
+          what + ": content type " + contentType + " is not one of " + mediaTypes);
       JsonNode schema = response.at("/content/application~1json/schema");
       if (!schema.isMissingNode()) {
         assertConforms(schema, Json.MAPPER.readTree(res.body()), what);
@@ -175,11 +213,14 @@ class OpenApiTest {
 
   private static List<String> missing(JsonNode schema, JsonNode body) {
     List<String> missing = new ArrayList<>();
-    schema.path("required").forEach(f -> {
-      if (!body.has(f.asText())) {
-        missing.add(f.asText());
-      }
-    });
+    schema
+        .path("required")
+        .forEach(
+            f -> {
+              if (!body.has(f.asText())) {
+                missing.add(f.asText());
+              }
+            });
     return missing;
   }
 
@@ -207,7 +248,8 @@ class OpenApiTest {
 
   @Test
   void anUnservedPathOrMethodIsTheJsonNoRoute404TheWalkAboveRulesOut() throws Exception {
-    for (String[] req : List.of(new String[] {"GET", "/api/v1/nope"}, new String[] {"DELETE", "/api/v1/nodes"})) {
+    for (String[] req :
+        List.of(new String[] {"GET", "/api/v1/nope"}, new String[] {"DELETE", "/api/v1/nodes"})) {
       HttpResponse<String> res = send(req[0], req[1], null);
       assertEquals(404, res.statusCode());
       JsonNode body = Json.MAPPER.readTree(res.body());

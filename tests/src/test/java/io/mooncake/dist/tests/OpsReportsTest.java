@@ -42,12 +42,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>Three nodes (10.0.0.3 with a stale heartbeat); completed jobs of every size bucket with known
  * durations, two failed, one canceled, three active; tasks in every state with known bytes and
- * times; attempts with known errors. Times are offsets from the insert's now(), so an age reads
- * as that offset plus the few seconds the class takes to run.
+ * times; attempts with known errors. Times are offsets from the insert's now(), so an age reads as
+ * that offset plus the few seconds the class takes to run.
  */
 class OpsReportsTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static final String N1 = "10.0.0.1:7001";
   private static final String N2 = "10.0.0.2:7001";
@@ -55,7 +54,8 @@ class OpsReportsTest {
   private static final long MIB = 1L << 20;
   private static final long GIB = 1L << 30;
 
-  private static final String FIXTURE = """
+  private static final String FIXTURE =
+      """
       INSERT INTO nodes (node_id, host, port, data_dir, instance_id, started_at, heartbeat_at)
       VALUES
           ('10.0.0.1:7001', '10.0.0.1', 7001, '/data', 'i1', now() - interval '1 day', now()),
@@ -149,8 +149,10 @@ class OpsReportsTest {
 
   @BeforeAll
   static void populate() throws SQLException {
-    // One simple-protocol batch: a single implicit transaction, so every now() in it is the same instant.
-    try (Connection c = pg.database().dataSource().getConnection(); Statement st = c.createStatement()) {
+    // One simple-protocol batch: a single implicit transaction, so every now() in it is the same
+    // instant.
+    try (Connection c = pg.database().dataSource().getConnection();
+        Statement st = c.createStatement()) {
       st.execute(FIXTURE);
     }
   }
@@ -161,11 +163,20 @@ class OpsReportsTest {
 
   @Test
   void theReportsAreTheSevenNamedFilesEachWithAHeaderThatDescribesIt() {
-    assertEquals(List.of("queue_depth", "stuck_tasks", "node_throughput", "failure_reasons", "job_durations",
-        "seed_reuse", "inflight_jobs"), Reports.names());
+    assertEquals(
+        List.of(
+            "queue_depth",
+            "stuck_tasks",
+            "node_throughput",
+            "failure_reasons",
+            "job_durations",
+            "seed_reuse",
+            "inflight_jobs"),
+        Reports.names());
     for (String name : Reports.names()) {
       assertTrue(Reports.sql(name).startsWith("-- Report:  " + name + "\n"), name);
-      assertTrue(Reports.sql(name).contains("psql \"$URL\" -f ops-sql/reports/" + name + ".sql"), name);
+      assertTrue(
+          Reports.sql(name).contains("psql \"$URL\" -f ops-sql/reports/" + name + ".sql"), name);
       assertFalse(Reports.describe(name).isBlank(), name);
       assertFalse(Reports.describe(name).contains("\n"), name);
     }
@@ -176,35 +187,43 @@ class OpsReportsTest {
   void anUnknownReportOrVariableIsRejectedWithTheValidChoices() {
     var report = assertThrows(IllegalArgumentException.class, () -> Reports.sql("queue_lengths"));
     assertTrue(report.getMessage().contains("'queue_lengths'"), report.getMessage());
-    assertTrue(report.getMessage().contains(String.join(", ", Reports.names())), report.getMessage());
+    assertTrue(
+        report.getMessage().contains(String.join(", ", Reports.names())), report.getMessage());
     assertThrows(IllegalArgumentException.class, () -> Reports.run(pg.database().dsl(), "nope"));
 
-    var variable = assertThrows(IllegalArgumentException.class,
-        () -> Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_for", "1 hour")));
-    assertTrue(variable.getMessage().contains("'stuck_for'") && variable.getMessage().contains("stuck_after"),
+    var variable =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_for", "1 hour")));
+    assertTrue(
+        variable.getMessage().contains("'stuck_for'")
+            && variable.getMessage().contains("stuck_after"),
         variable.getMessage());
   }
 
   @Test
   void queueDepthCountsTasksPerNodeTypeAndStateWithTheAgeOfTheOldestPendingTask() {
     Result<Record> r = Reports.run(pg.database().dsl(), "queue_depth");
-    assertEquals(List.of(
-        N1 + "|MODEL_DOWNLOAD|succeeded|2",
-        N1 + "|MODEL_VERIFY|succeeded|1",
-        N1 + "|MODEL_VERIFY|failed|1",
-        N1 + "|REPLICA_COPY|pending|2",
-        N1 + "|REPLICA_COPY|processing|1",
-        N1 + "|REPLICA_COPY|succeeded|1",
-        N2 + "|MODEL_DOWNLOAD|succeeded|1",
-        N2 + "|MODEL_VERIFY|succeeded|2",
-        N2 + "|MATERIALIZE|succeeded|1",
-        N3 + "|MODEL_DOWNLOAD|processing|1",
-        N3 + "|MODEL_DOWNLOAD|failed|1",
-        N3 + "|REPLICA_COPY|failed|1",
-        N3 + "|REPLICA_COPY|canceled|1"), rows(r, "node_id", "task_type", "state", "tasks"));
+    assertEquals(
+        List.of(
+            N1 + "|MODEL_DOWNLOAD|succeeded|2",
+            N1 + "|MODEL_VERIFY|succeeded|1",
+            N1 + "|MODEL_VERIFY|failed|1",
+            N1 + "|REPLICA_COPY|pending|2",
+            N1 + "|REPLICA_COPY|processing|1",
+            N1 + "|REPLICA_COPY|succeeded|1",
+            N2 + "|MODEL_DOWNLOAD|succeeded|1",
+            N2 + "|MODEL_VERIFY|succeeded|2",
+            N2 + "|MATERIALIZE|succeeded|1",
+            N3 + "|MODEL_DOWNLOAD|processing|1",
+            N3 + "|MODEL_DOWNLOAD|failed|1",
+            N3 + "|REPLICA_COPY|failed|1",
+            N3 + "|REPLICA_COPY|canceled|1"),
+        rows(r, "node_id", "task_type", "state", "tasks"));
     for (Record row : r) {
       if ("pending".equals(row.get("state"))) {
-        // The older pending copy was created 25 minutes ago; its retry 10 seconds ago does not reset that.
+        // The older pending copy was created 25 minutes ago; its retry 10 seconds ago does not
+        // reset that.
         assertAbout(Duration.ofMinutes(25), seconds(row, "oldest_pending_age"));
       } else {
         assertNull(row.get("oldest_pending_age"), row.toString());
@@ -215,11 +234,23 @@ class OpsReportsTest {
   @Test
   void stuckTasksAreExpiredLeasesAndTasksClaimableForOverFiveMinutesButNotOnesInBackoff() {
     Result<Record> r = Reports.run(pg.database().dsl(), "stuck_tasks");
-    assertEquals(List.of(
-        "pending too long|" + N1 + "|true|a1|REPLICA_COPY|qwen/a1/2|pending|0|5|null|null",
-        "lease expired|" + N3 + "|false|a2|MODEL_DOWNLOAD||processing|1|3|" + N3 + "/i3|null"),
-        rows(r, "problem", "node_id", "node_live", "job_id", "task_type", "object_id", "state", "attempts",
-            "max_attempts", "lease_owner", "last_error"));
+    assertEquals(
+        List.of(
+            "pending too long|" + N1 + "|true|a1|REPLICA_COPY|qwen/a1/2|pending|0|5|null|null",
+            "lease expired|" + N3 + "|false|a2|MODEL_DOWNLOAD||processing|1|3|" + N3 + "/i3|null"),
+        rows(
+            r,
+            "problem",
+            "node_id",
+            "node_live",
+            "job_id",
+            "task_type",
+            "object_id",
+            "state",
+            "attempts",
+            "max_attempts",
+            "lease_owner",
+            "last_error"));
     // Claimable since its last return to pending 10 minutes ago, created 20 minutes ago.
     assertAbout(Duration.ofMinutes(10), seconds(r.get(0), "overdue"));
     assertAbout(Duration.ofMinutes(20), seconds(r.get(0), "age"));
@@ -229,99 +260,150 @@ class OpsReportsTest {
 
   @Test
   void theStuckThresholdIsAVariableThatJavaCallersCanSet() {
-    assertEquals(List.of("a2|MODEL_DOWNLOAD"),
-        rows(Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_after", "15 minutes")), "job_id", "task_type"));
+    assertEquals(
+        List.of("a2|MODEL_DOWNLOAD"),
+        rows(
+            Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_after", "15 minutes")),
+            "job_id",
+            "task_type"));
     // Even with a one-second threshold the copy waiting out its retry backoff is not stuck.
-    assertEquals(List.of("a1|qwen/a1/2", "a2|"),
-        rows(Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_after", "1 second")), "job_id", "object_id"));
+    assertEquals(
+        List.of("a1|qwen/a1/2", "a2|"),
+        rows(
+            Reports.run(pg.database().dsl(), "stuck_tasks", Map.of("stuck_after", "1 second")),
+            "job_id",
+            "object_id"));
   }
 
   @Test
   void psqlTakesTheStuckThresholdAsAVariableToo() throws Exception {
     PsqlRun run = psql("stuck_tasks", "-v", "stuck_after=15 minutes");
     assertEquals(0, run.exitCode(), run.output());
-    assertTrue(run.output().contains("lease expired") && run.output().contains("(1 row)"), run.output());
+    assertTrue(
+        run.output().contains("lease expired") && run.output().contains("(1 row)"), run.output());
     assertFalse(run.output().contains("pending too long"), run.output());
   }
 
   @Test
   void nodeThroughputSumsStagedBytesPerNodeAndMarksTheStaleNodeNotLive() throws SQLException {
-    // Liveness is a 10-second window: refresh the live nodes so a slow run of this class cannot age them out.
-    try (Connection c = pg.database().dataSource().getConnection(); Statement st = c.createStatement()) {
-      st.execute("UPDATE nodes SET heartbeat_at = now() WHERE node_id IN ('" + N1 + "', '" + N2 + "')");
+    // Liveness is a 10-second window: refresh the live nodes so a slow run of this class cannot age
+    // them out.
+    try (Connection c = pg.database().dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "UPDATE nodes SET heartbeat_at = now() WHERE node_id IN ('" + N1 + "', '" + N2 + "')");
     }
     Result<Record> r = Reports.run(pg.database().dsl(), "node_throughput");
-    assertEquals(List.of(
-        // a1's 10 GiB download in 1024 s, 8 minutes ago; its MATERIALIZE and the verifies move no bytes.
-        N2 + "|true|" + 10 * GIB + "|" + 10 * GIB + "|4|10.00",
-        // a 1 GiB copy this hour; 200 + 300 MiB downloads hours ago; 1524 MiB in 300 s.
-        N1 + "|true|" + GIB + "|" + (1524 * MIB) + "|4|5.08",
-        N3 + "|false|0|0|0|null"),
-        rows(r, "node_id", "live", "bytes_last_hour", "bytes_all_time", "tasks_succeeded", "avg_mib_per_s"));
+    assertEquals(
+        List.of(
+            // a1's 10 GiB download in 1024 s, 8 minutes ago; its MATERIALIZE and the verifies move
+            // no bytes.
+            N2 + "|true|" + 10 * GIB + "|" + 10 * GIB + "|4|10.00",
+            // a 1 GiB copy this hour; 200 + 300 MiB downloads hours ago; 1524 MiB in 300 s.
+            N1 + "|true|" + GIB + "|" + (1524 * MIB) + "|4|5.08",
+            N3 + "|false|0|0|0|null"),
+        rows(
+            r,
+            "node_id",
+            "live",
+            "bytes_last_hour",
+            "bytes_all_time",
+            "tasks_succeeded",
+            "avg_mib_per_s"));
     assertAbout(Duration.ofMinutes(5), seconds(r.get(2), "heartbeat_age"));
   }
 
   @Test
   void failureReasonsGroupNormalizedMessagesRankedByFailedAttempts() {
     Result<Record> r = Reports.run(pg.database().dsl(), "failure_reasons");
-    assertEquals(List.of(
-        // Two objects, two source nodes, two causes after the colon: one reason.
-        "cannot fetch object <path> from <node>|5|0|REPLICA_COPY",
-        "HTTP 503 from <url>|2|1|MODEL_DOWNLOAD",
-        // Tied with the digest mismatch on both counts; seen more recently.
-        "disk full while writing <path> (No space left on device)|1|1|REPLICA_COPY",
-        "object <path> of <file> (bytes <n>..<n>) does not match the published digest|1|1|MODEL_VERIFY",
-        "lease expired|1|0|REPLICA_COPY",
-        // The status code is kept: a 502 is not the 503 above.
-        "HTTP 502 from <url>|1|0|MODEL_DOWNLOAD"),
+    assertEquals(
+        List.of(
+            // Two objects, two source nodes, two causes after the colon: one reason.
+            "cannot fetch object <path> from <node>|5|0|REPLICA_COPY",
+            "HTTP 503 from <url>|2|1|MODEL_DOWNLOAD",
+            // Tied with the digest mismatch on both counts; seen more recently.
+            "disk full while writing <path> (No space left on device)|1|1|REPLICA_COPY",
+            "object <path> of <file> (bytes <n>..<n>) does not match the published digest|1|1|MODEL_VERIFY",
+            "lease expired|1|0|REPLICA_COPY",
+            // The status code is kept: a 502 is not the 503 above.
+            "HTTP 502 from <url>|1|0|MODEL_DOWNLOAD"),
         rows(r, "reason", "failed_attempts", "failed_tasks", "task_types"));
-    assertEquals("cannot fetch object qwen/a1/3 from 10.0.0.3:7001: read timed out", r.get(0).get("example_error"));
+    assertEquals(
+        "cannot fetch object qwen/a1/3 from 10.0.0.3:7001: read timed out",
+        r.get(0).get("example_error"));
     assertEquals("HTTP 503 from https://hf.example/mixtral/m.bin", r.get(1).get("example_error"));
-    assertEquals("lease expired: node 10.0.0.1:7001 stopped renewing it during attempt 1", r.get(4).get("example_error"));
-    assertAbout(Duration.ofSeconds(10), Duration.between(r.get(0).get("last_seen", OffsetDateTime.class), OffsetDateTime.now()));
-    assertAbout(Duration.ofMinutes(6), Duration.between(r.get(4).get("last_seen", OffsetDateTime.class), OffsetDateTime.now()));
+    assertEquals(
+        "lease expired: node 10.0.0.1:7001 stopped renewing it during attempt 1",
+        r.get(4).get("example_error"));
+    assertAbout(
+        Duration.ofSeconds(10),
+        Duration.between(r.get(0).get("last_seen", OffsetDateTime.class), OffsetDateTime.now()));
+    assertAbout(
+        Duration.ofMinutes(6),
+        Duration.between(r.get(4).get("last_seen", OffsetDateTime.class), OffsetDateTime.now()));
   }
 
   @Test
   void jobDurationsGivesPercentilesOfCompletedJobsAndFailedCountsPerSizeBucket() {
     Result<Record> r = Reports.run(pg.database().dsl(), "job_durations");
     // Exactly 1 GiB opens the second bucket; the canceled job counts nowhere.
-    assertEquals(List.of("<1 GiB|5|1", "1-10 GiB|2|0", "10-100 GiB|0|1", ">=100 GiB|1|0"),
+    assertEquals(
+        List.of("<1 GiB|5|1", "1-10 GiB|2|0", "10-100 GiB|0|1", ">=100 GiB|1|0"),
         rows(r, "size_bucket", "completed", "failed"));
-    // 1..5 minutes: median 3 min, p95 interpolated 4 min 48 s. 10 and 30 minutes: 20 and 29 minutes.
+    // 1..5 minutes: median 3 min, p95 interpolated 4 min 48 s. 10 and 30 minutes: 20 and 29
+    // minutes.
     List<Duration> p50 = new ArrayList<>();
     List<Duration> p95 = new ArrayList<>();
     for (Record row : r) {
       p50.add(row.get("p50_duration") == null ? null : seconds(row, "p50_duration"));
       p95.add(row.get("p95_duration") == null ? null : seconds(row, "p95_duration"));
     }
-    assertEquals(Arrays.asList(Duration.ofMinutes(3), Duration.ofMinutes(20), null, Duration.ofHours(2)), p50);
-    assertEquals(Arrays.asList(Duration.ofSeconds(288), Duration.ofMinutes(29), null, Duration.ofHours(2)), p95);
+    assertEquals(
+        Arrays.asList(Duration.ofMinutes(3), Duration.ofMinutes(20), null, Duration.ofHours(2)),
+        p50);
+    assertEquals(
+        Arrays.asList(Duration.ofSeconds(288), Duration.ofMinutes(29), null, Duration.ofHours(2)),
+        p95);
   }
 
   @Test
   void seedReuseCountsVerifyOnlyJobsAsHitsOverallAndPerModel() {
     Result<Record> r = Reports.run(pg.database().dsl(), "seed_reuse");
-    // c3's verify failed and fell back to a download: a miss. Jobs whose seed has no task are left out.
-    assertEquals(List.of(
-        "(all models)|8|3|5|37.5",
-        "llama|3|1|2|33.3",
-        "qwen|3|2|1|66.7",
-        "gemma|1|0|1|0.0",
-        "mixtral|1|0|1|0.0"), rows(r, "model_id", "jobs", "hits", "misses", "hit_pct"));
+    // c3's verify failed and fell back to a download: a miss. Jobs whose seed has no task are left
+    // out.
+    assertEquals(
+        List.of(
+            "(all models)|8|3|5|37.5",
+            "llama|3|1|2|33.3",
+            "qwen|3|2|1|66.7",
+            "gemma|1|0|1|0.0",
+            "mixtral|1|0|1|0.0"),
+        rows(r, "model_id", "jobs", "hits", "misses", "hit_pct"));
   }
 
   @Test
   void inflightJobsListsTheBiggestActiveJobsWithStagedBytesAsTheSnapshotCountsThem() {
     Result<Record> r = Reports.run(pg.database().dsl(), "inflight_jobs");
-    assertEquals(List.of(
-        // The seed's running download has 3 of 30 GiB; two planned followers have nothing: 3 / 90.
-        "a2|gemma|seeding|" + 30 * GIB + "|3|0|0|" + 3 * GIB + "|3.3",
-        // Staged seed 10 GiB + follower 1 GiB copied and 512 MiB in flight + failed follower's 256 MiB, of 30 GiB.
-        "a1|qwen|replicating|" + 10 * GIB + "|3|1|1|" + (11 * GIB + 768 * MIB) + "|39.2",
-        "a3|tiny|planned|" + 500 * MIB + "|1|0|0|0|0.0"),
-        rows(r, "job_id", "model_id", "status", "total_bytes", "targets", "placements_staged", "placements_failed",
-            "bytes_staged", "staged_pct"));
+    assertEquals(
+        List.of(
+            // The seed's running download has 3 of 30 GiB; two planned followers have nothing: 3 /
+            // 90.
+            "a2|gemma|seeding|" + 30 * GIB + "|3|0|0|" + 3 * GIB + "|3.3",
+            // Staged seed 10 GiB + follower 1 GiB copied and 512 MiB in flight + failed follower's
+            // 256 MiB, of 30 GiB.
+            "a1|qwen|replicating|" + 10 * GIB + "|3|1|1|" + (11 * GIB + 768 * MIB) + "|39.2",
+            "a3|tiny|planned|" + 500 * MIB + "|1|0|0|0|0.0"),
+        rows(
+            r,
+            "job_id",
+            "model_id",
+            "status",
+            "total_bytes",
+            "targets",
+            "placements_staged",
+            "placements_failed",
+            "bytes_staged",
+            "staged_pct"));
     assertAbout(Duration.ofMinutes(10), seconds(r.get(0), "age"));
     assertAbout(Duration.ofMinutes(30), seconds(r.get(1), "age"));
   }
@@ -341,7 +423,11 @@ class OpsReportsTest {
   /** Each row as its fields' values joined by '|', so a whole report compares in one assertion. */
   private static List<String> rows(Result<Record> result, String... fields) {
     return result.stream()
-        .map(row -> Stream.of(fields).map(f -> String.valueOf(row.get(f))).collect(Collectors.joining("|")))
+        .map(
+            row ->
+                Stream.of(fields)
+                    .map(f -> String.valueOf(row.get(f)))
+                    .collect(Collectors.joining("|")))
         .toList();
   }
 
@@ -350,21 +436,29 @@ class OpsReportsTest {
     if (value instanceof YearToSecond interval) {
       return interval.toDuration();
     }
-    throw new AssertionError(field + " is not an interval: " + (value == null ? "null" : value.getClass().getName()));
+    throw new AssertionError(
+        field + " is not an interval: " + (value == null ? "null" : value.getClass().getName()));
   }
 
-  /** An age measured now: at least the fixture's offset, and at most a minute more (the time this class runs). */
+  /**
+   * An age measured now: at least the fixture's offset, and at most a minute more (the time this
+   * class runs).
+   */
   private static void assertAbout(Duration expected, Duration actual) {
-    assertTrue(actual.compareTo(expected.minusSeconds(1)) >= 0 && actual.compareTo(expected.plusMinutes(1)) < 0,
+    assertTrue(
+        actual.compareTo(expected.minusSeconds(1)) >= 0
+            && actual.compareTo(expected.plusMinutes(1)) < 0,
         "expected about " + expected + ", got " + actual);
   }
 
   record PsqlRun(int exitCode, String output) {}
 
-  private static PsqlRun psql(String report, String... extraArgs) throws IOException, InterruptedException {
+  private static PsqlRun psql(String report, String... extraArgs)
+      throws IOException, InterruptedException {
     Path file = Processes.root().resolve("ops-sql/reports/" + report + ".sql");
     assertTrue(Files.isRegularFile(file), file + " is missing");
-    List<String> command = new ArrayList<>(List.of("psql", libpqUrl(pg.url()), "-X", "-v", "ON_ERROR_STOP=1"));
+    List<String> command =
+        new ArrayList<>(List.of("psql", libpqUrl(pg.url()), "-X", "-v", "ON_ERROR_STOP=1"));
     command.addAll(List.of(extraArgs));
     command.addAll(List.of("-f", file.toString()));
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -373,7 +467,10 @@ class OpsReportsTest {
     return new PsqlRun(p.exitValue(), output);
   }
 
-  /** jdbc:postgresql://host:port/db?user=u&amp;password=p as libpq wants it: postgresql://u:p@host:port/db. */
+  /**
+   * jdbc:postgresql://host:port/db?user=u&amp;password=p as libpq wants it:
+   * postgresql://u:p@host:port/db.
+   */
   private static String libpqUrl(String jdbcUrl) {
     URI uri = URI.create(jdbcUrl.substring("jdbc:".length()));
     Map<String, String> params = new HashMap<>();
@@ -385,9 +482,12 @@ class OpsReportsTest {
         }
       }
     }
-    String userInfo = params.containsKey("user")
-        ? params.get("user") + (params.containsKey("password") ? ":" + params.get("password") : "") + "@"
-        : "";
+    String userInfo =
+        params.containsKey("user")
+            ? params.get("user")
+                + (params.containsKey("password") ? ":" + params.get("password") : "")
+                + "@"
+            : "";
     return "postgresql://" + userInfo + uri.getRawAuthority() + uri.getRawPath();
   }
 }

@@ -23,24 +23,31 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Crashes over real processes: a follower and a master killed with SIGKILL mid-job, and every
  * database connection cut mid-job (what a Postgres restart does to clients). Each job must still
- * complete with identical bytes. Followers copy under a download limit so the job is reliably
- * still running when the fault hits.
+ * complete with identical bytes. Followers copy under a download limit so the job is reliably still
+ * running when the fault hits.
  */
 class ProcessFaultTest {
   private static final long MIB = 1024 * 1024;
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private Api startMaster(Processes procs, String name) {
     int port = TestFiles.freePort();
-    procs.start(name, "mooncake_master", "--http-port", String.valueOf(port), "--db-url", pg.url(),
-        "--scheduler-tick-ms", "200", "--no-auth");
+    procs.start(
+        name,
+        "mooncake_master",
+        "--http-port",
+        String.valueOf(port),
+        "--db-url",
+        pg.url(),
+        "--scheduler-tick-ms",
+        "200",
+        "--no-auth");
     Api api = new Api("http://127.0.0.1:" + port);
-    Processes.await(name + " /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
+    Processes.await(
+        name + " /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
     return api;
   }
 
@@ -55,52 +62,111 @@ class ProcessFaultTest {
     String seed = "127.0.0.1:" + seedPort;
     String holder = "127.0.0.1:" + holderPort;
     String follower = "127.0.0.1:" + followerPort;
-    List<FileSpec> files = List.of(new FileSpec("k.bin", 32 * MIB, 32 * MIB, "sha256:" + TestFiles.sha256(src), src.toString()));
+    List<FileSpec> files =
+        List.of(
+            new FileSpec(
+                "k.bin", 32 * MIB, 32 * MIB, "sha256:" + TestFiles.sha256(src), src.toString()));
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
       Api api = startMaster(procs, "master");
       startClient(procs, "seed", seedPort, tmp.resolve("k-seed"));
       startClient(procs, "holder", holderPort, tmp.resolve("k-holder"));
-      // The follower reads at 40 Mbit/s: 6.7 s for the object, time enough to kill the holder early on.
-      startClient(procs, "follower", followerPort, tmp.resolve("k-follower"), "--download-limit-mbit", "40");
+      // The follower reads at 40 Mbit/s: 6.7 s for the object, time enough to kill the holder early
+      // on.
+      startClient(
+          procs,
+          "follower",
+          followerPort,
+          tmp.resolve("k-follower"),
+          "--download-limit-mbit",
+          "40");
       awaitLive(api, 3);
-      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("resume-1", "model-k", "r1", files, seed,
-          List.of(seed, holder))).status());
+      assertEquals(
+          201,
+          api.post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job("resume-1", "model-k", "r1", files, seed, List.of(seed, holder)))
+              .status());
       assertEquals("completed", api.awaitTerminal("resume-1").get("status").asText());
 
-      // The seed looks flaky, so the follower tries the slow holder first and the seed only after it.
-      pg.database().dsl().execute("UPDATE nodes SET serve_failures = 3, serve_failed_at = now() WHERE node_id = ?", seed);
-      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("resume-2", "model-k", "r1", files, seed,
-          List.of(seed, follower))).status());
-      api.awaitJob("resume-2", j -> placement(j, follower).get("staged_bytes").asLong() >= 2 * MIB, Duration.ofSeconds(60));
+      // The seed looks flaky, so the follower tries the slow holder first and the seed only after
+      // it.
+      pg.database()
+          .dsl()
+          .execute(
+              "UPDATE nodes SET serve_failures = 3, serve_failed_at = now() WHERE node_id = ?",
+              seed);
+      assertEquals(
+          201,
+          api.post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job("resume-2", "model-k", "r1", files, seed, List.of(seed, follower)))
+              .status());
+      api.awaitJob(
+          "resume-2",
+          j -> placement(j, follower).get("staged_bytes").asLong() >= 2 * MIB,
+          Duration.ofSeconds(60));
       procs.kill("holder");
 
-      JsonNode job = api.awaitJob("resume-2", j -> j.get("status").asText().matches("completed|failed"),
-          Duration.ofSeconds(90));
+      JsonNode job =
+          api.awaitJob(
+              "resume-2",
+              j -> j.get("status").asText().matches("completed|failed"),
+              Duration.ofSeconds(90));
       String log = procs.log("follower");
       assertEquals("completed", job.get("status").asText(), job + log);
       assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("k-follower"), "model-k", "k.bin")));
-      assertTrue(log.matches("(?s).*object model-k/r1/k.bin/chunk-000: resumed at byte [1-9][0-9]* from " + seed
-          + " after an interrupted fetch; verified whole.*"), log);
-      assertEquals(1, pg.database().dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("resume-2")
-          .and(TASKS.TASK_TYPE.eq("REPLICA_COPY")).and(TASKS.ATTEMPTS.eq(1))), "resumed within the first attempt");
+      assertTrue(
+          log.matches(
+              "(?s).*object model-k/r1/k.bin/chunk-000: resumed at byte [1-9][0-9]* from "
+                  + seed
+                  + " after an interrupted fetch; verified whole.*"),
+          log);
+      assertEquals(
+          1,
+          pg.database()
+              .dsl()
+              .fetchCount(
+                  TASKS,
+                  TASKS
+                      .JOB_ID
+                      .eq("resume-2")
+                      .and(TASKS.TASK_TYPE.eq("REPLICA_COPY"))
+                      .and(TASKS.ATTEMPTS.eq(1))),
+          "resumed within the first attempt");
     }
   }
 
   private Process startClient(Processes procs, String name, int port, Path dir, String... extra) {
-    List<String> args = new java.util.ArrayList<>(List.of("--node-id", "127.0.0.1:" + port, "--data-dir",
-        dir.toString(), "--db-url", pg.url(), "--poll-ms", "200", "--heartbeat-ms", "500", "--lease-seconds", "5"));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--node-id",
+                "127.0.0.1:" + port,
+                "--data-dir",
+                dir.toString(),
+                "--db-url",
+                pg.url(),
+                "--poll-ms",
+                "200",
+                "--heartbeat-ms",
+                "500",
+                "--lease-seconds",
+                "5"));
     args.addAll(List.of(extra));
     return procs.start(name, "mooncake_client", args.toArray(String[]::new));
   }
 
   private static void awaitLive(Api api, int n) {
-    Processes.await(n + " live nodes", Duration.ofSeconds(60), () -> {
-      int live = 0;
-      for (JsonNode node : api.get("/api/v1/nodes").json().get("nodes")) {
-        live += node.get("live").asBoolean() ? 1 : 0;
-      }
-      return live >= n;
-    });
+    Processes.await(
+        n + " live nodes",
+        Duration.ofSeconds(60),
+        () -> {
+          int live = 0;
+          for (JsonNode node : api.get("/api/v1/nodes").json().get("nodes")) {
+            live += node.get("live").asBoolean() ? 1 : 0;
+          }
+          return live >= n;
+        });
   }
 
   private static JsonNode placement(JsonNode job, String node) {
@@ -126,27 +192,61 @@ class ProcessFaultTest {
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
       Api api = startMaster(procs, "master");
       startClient(procs, "seed", seedPort, tmp.resolve("seed"));
-      Process slow = startClient(procs, "follower-1", followerPort, tmp.resolve("follower"),
-          "--download-limit-mbit", "40", "--concurrency", "2");
+      Process slow =
+          startClient(
+              procs,
+              "follower-1",
+              followerPort,
+              tmp.resolve("follower"),
+              "--download-limit-mbit",
+              "40",
+              "--concurrency",
+              "2");
       awaitLive(api, 2);
-      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("kill-follower", "model-k", "r1",
-          List.of(new FileSpec("k.bin", 24 * MIB, MIB, "dummy", src.toString())), seed, List.of(seed, follower))).status());
-      api.awaitJob("kill-follower", j -> placement(j, follower).get("staged_bytes").asLong() >= 4 * MIB,
+      assertEquals(
+          201,
+          api.post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job(
+                      "kill-follower",
+                      "model-k",
+                      "r1",
+                      List.of(new FileSpec("k.bin", 24 * MIB, MIB, "dummy", src.toString())),
+                      seed,
+                      List.of(seed, follower)))
+              .status());
+      api.awaitJob(
+          "kill-follower",
+          j -> placement(j, follower).get("staged_bytes").asLong() >= 4 * MIB,
           Duration.ofSeconds(60));
       slow.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-      List<Long> doneBeforeKill = pg.database().dsl().select(TASKS.TASK_ID).from(TASKS)
-          .where(TASKS.JOB_ID.eq("kill-follower")).and(TASKS.NODE_ID.eq(follower))
-          .and(TASKS.TASK_TYPE.eq("REPLICA_COPY")).and(TASKS.STATE.eq("succeeded")).fetch(TASKS.TASK_ID);
-      assertTrue(doneBeforeKill.size() >= 2 && doneBeforeKill.size() < 24, "killed mid-copy: " + doneBeforeKill.size());
+      List<Long> doneBeforeKill =
+          pg.database()
+              .dsl()
+              .select(TASKS.TASK_ID)
+              .from(TASKS)
+              .where(TASKS.JOB_ID.eq("kill-follower"))
+              .and(TASKS.NODE_ID.eq(follower))
+              .and(TASKS.TASK_TYPE.eq("REPLICA_COPY"))
+              .and(TASKS.STATE.eq("succeeded"))
+              .fetch(TASKS.TASK_ID);
+      assertTrue(
+          doneBeforeKill.size() >= 2 && doneBeforeKill.size() < 24,
+          "killed mid-copy: " + doneBeforeKill.size());
 
       startClient(procs, "follower-2", followerPort, tmp.resolve("follower"));
-      JsonNode job = api.awaitJob("kill-follower", j -> j.get("status").asText().matches("completed|failed"),
-          Duration.ofSeconds(90));
+      JsonNode job =
+          api.awaitJob(
+              "kill-follower",
+              j -> j.get("status").asText().matches("completed|failed"),
+              Duration.ofSeconds(90));
       assertEquals("completed", job.get("status").asText(), job + procs.log("follower-2"));
       assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("follower"), "model-k", "k.bin")));
       // Chunks verified before the crash were not fetched again.
       for (long id : doneBeforeKill) {
-        assertEquals(1, pg.database().dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(id)),
+        assertEquals(
+            1,
+            pg.database().dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(id)),
             "task " + id + " was redone");
       }
     }
@@ -163,14 +263,32 @@ class ProcessFaultTest {
       Api first = startMaster(procs, "master-1");
       Api second = startMaster(procs, "master-2");
       startClient(procs, "seed", seedPort, tmp.resolve("seed"));
-      startClient(procs, "follower", followerPort, tmp.resolve("follower"), "--download-limit-mbit", "40");
+      startClient(
+          procs, "follower", followerPort, tmp.resolve("follower"), "--download-limit-mbit", "40");
       awaitLive(first, 2);
-      assertEquals(201, first.post("/api/v1/model-distribution/jobs", Requests.job("kill-master", "model-m", "r1",
-          List.of(new FileSpec("m.bin", 16 * MIB, MIB, "dummy", src.toString())), seed, List.of(seed, follower))).status());
-      first.awaitJob("kill-master", j -> placement(j, follower).get("staged_bytes").asLong() > 0, Duration.ofSeconds(60));
+      assertEquals(
+          201,
+          first
+              .post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job(
+                      "kill-master",
+                      "model-m",
+                      "r1",
+                      List.of(new FileSpec("m.bin", 16 * MIB, MIB, "dummy", src.toString())),
+                      seed,
+                      List.of(seed, follower)))
+              .status());
+      first.awaitJob(
+          "kill-master",
+          j -> placement(j, follower).get("staged_bytes").asLong() > 0,
+          Duration.ofSeconds(60));
       procs.kill("master-1");
-      JsonNode job = second.awaitJob("kill-master", j -> j.get("status").asText().matches("completed|failed"),
-          Duration.ofSeconds(90));
+      JsonNode job =
+          second.awaitJob(
+              "kill-master",
+              j -> j.get("status").asText().matches("completed|failed"),
+              Duration.ofSeconds(90));
       assertEquals("completed", job.get("status").asText(), job.toString());
       assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("follower"), "model-m", "m.bin")));
     }
@@ -186,18 +304,40 @@ class ProcessFaultTest {
     try (Processes procs = new Processes(tmp.resolve("logs"))) {
       Api api = startMaster(procs, "master");
       startClient(procs, "seed", seedPort, tmp.resolve("seed"));
-      startClient(procs, "follower", followerPort, tmp.resolve("follower"), "--download-limit-mbit", "40");
+      startClient(
+          procs, "follower", followerPort, tmp.resolve("follower"), "--download-limit-mbit", "40");
       awaitLive(api, 2);
-      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("cut-db", "model-p", "r1",
-          List.of(new FileSpec("p.bin", 16 * MIB, MIB, "dummy", src.toString())), seed, List.of(seed, follower))).status());
-      api.awaitJob("cut-db", j -> placement(j, follower).get("staged_bytes").asLong() > 0, Duration.ofSeconds(60));
+      assertEquals(
+          201,
+          api.post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job(
+                      "cut-db",
+                      "model-p",
+                      "r1",
+                      List.of(new FileSpec("p.bin", 16 * MIB, MIB, "dummy", src.toString())),
+                      seed,
+                      List.of(seed, follower)))
+              .status());
+      api.awaitJob(
+          "cut-db",
+          j -> placement(j, follower).get("staged_bytes").asLong() > 0,
+          Duration.ofSeconds(60));
       // What a Postgres restart does to its clients: every session of this database is gone.
-      int cut = pg.database().dsl().fetchOne("""
+      int cut =
+          pg.database()
+              .dsl()
+              .fetchOne(
+                  """
           SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-           WHERE datname = current_database() AND pid <> pg_backend_pid()""").get(0, Integer.class);
+           WHERE datname = current_database() AND pid <> pg_backend_pid()""")
+              .get(0, Integer.class);
       assertTrue(cut >= 3, "expected master and client sessions to cut, got " + cut);
-      JsonNode job = api.awaitJob("cut-db", j -> j.get("status").asText().matches("completed|failed"),
-          Duration.ofSeconds(120));
+      JsonNode job =
+          api.awaitJob(
+              "cut-db",
+              j -> j.get("status").asText().matches("completed|failed"),
+              Duration.ofSeconds(120));
       assertEquals("completed", job.get("status").asText(), job + procs.log("follower"));
       assertTrue(TestFiles.sameBytes(src, staged(tmp.resolve("follower"), "model-p", "p.bin")));
     }

@@ -21,23 +21,23 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The release statement's plan does not follow the statistics into a quadratic join. Statistics
  * taken while the tables were empty (a fresh database, or one last analyzed before a large job
  * arrived, on a server without autovacuum) made the planner expect a handful of objects and
- * replicas; it then matched every object against every replica of the seed by nested loop, 10,000
- * x 10,000 comparisons for a 10,000-object job. Each object must find the seed's replica and its
+ * replicas; it then matched every object against every replica of the seed by nested loop, 10,000 x
+ * 10,000 comparisons for a 10,000-object job. Each object must find the seed's replica and its
  * earlier release by an exact index probe, whatever the statistics say.
  */
 class ReleasePlanTest {
   private static final String SEED = "10.6.0.0:1";
   private static final int OBJECTS = 2_000;
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static DSLContext dsl() {
     return pg.database().dsl();
   }
 
   private static void collect(JsonNode node, String relation, List<JsonNode> out) {
-    if (relation.equals(node.path("Relation Name").asText()) && node.path("Node Type").asText().contains("Scan")) {
+    if (relation.equals(node.path("Relation Name").asText())
+        && node.path("Node Type").asText().contains("Scan")) {
       out.add(node);
     }
     for (JsonNode child : node.path("Plans")) {
@@ -47,7 +47,13 @@ class ReleasePlanTest {
 
   private static String shape(List<JsonNode> scans) {
     return scans.stream()
-        .map(s -> s.path("Node Type").asText() + " " + s.path("Index Name").asText() + " cond=" + s.path("Index Cond").asText())
+        .map(
+            s ->
+                s.path("Node Type").asText()
+                    + " "
+                    + s.path("Index Name").asText()
+                    + " cond="
+                    + s.path("Index Cond").asText())
         .collect(Collectors.joining("; "));
   }
 
@@ -57,9 +63,13 @@ class ReleasePlanTest {
     collect(plan, relation, scans);
     assertFalse(scans.isEmpty(), what + ": " + relation + " not read at all");
     for (JsonNode s : scans) {
-      assertTrue(s.path("Node Type").asText().startsWith("Index"), what + ": " + relation + " scanned: " + shape(scans));
+      assertTrue(
+          s.path("Node Type").asText().startsWith("Index"),
+          what + ": " + relation + " scanned: " + shape(scans));
       for (String key : keys) {
-        assertTrue(s.path("Index Cond").asText().contains(key), what + ": not probed by " + key + ": " + shape(scans));
+        assertTrue(
+            s.path("Index Cond").asText().contains(key),
+            what + ": not probed by " + key + ": " + shape(scans));
       }
     }
   }
@@ -73,26 +83,41 @@ class ReleasePlanTest {
   @Test
   void eachObjectFindsItsReplicaAndItsReleaseByAnExactProbeUnderStatisticsOfEmptyTables() {
     dsl().execute("ANALYZE");
-    dsl().execute("""
+    dsl()
+        .execute(
+            """
         INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id,
                           total_size_bytes, integrity, status)
-        VALUES ('rel', 'x', '{}', 'm', 'r', 'bin', 'local', ?, ?, 'object_digests', 'seeding')""", SEED, OBJECTS * 1024L);
-    dsl().execute("""
+        VALUES ('rel', 'x', '{}', 'm', 'r', 'bin', 'local', ?, ?, 'object_digests', 'seeding')""",
+            SEED,
+            OBJECTS * 1024L);
+    dsl()
+        .execute(
+            """
         INSERT INTO job_objects (job_id, object_id, file_index, chunk_index, offset_bytes, length_bytes)
-        SELECT 'rel', 'rel/m.bin/' || g, 0, g, g * 1024, 1024 FROM generate_series(0, ? - 1) g""", OBJECTS);
-    dsl().execute("""
+        SELECT 'rel', 'rel/m.bin/' || g, 0, g, g * 1024, 1024 FROM generate_series(0, ? - 1) g""",
+            OBJECTS);
+    dsl()
+        .execute(
+            """
         INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset)
         SELECT object_id, ?, length_bytes, 'sha256:' || md5(object_id), '/d/m.bin', offset_bytes
-          FROM job_objects WHERE job_id = 'rel'""", SEED);
+          FROM job_objects WHERE job_id = 'rel'""",
+            SEED);
     // Half of them released already, by an earlier pass.
-    dsl().execute("""
+    dsl()
+        .execute(
+            """
         INSERT INTO copy_releases (job_id, object_id, digest)
         SELECT job_id, object_id, 'sha256:' || md5(object_id) FROM job_objects WHERE job_id = 'rel' AND chunk_index % 2 = 0""");
-    List<String> followers = IntStream.rangeClosed(1, 8).mapToObj(i -> "10.6.0." + i + ":1").toList();
+    List<String> followers =
+        IntStream.rangeClosed(1, 8).mapToObj(i -> "10.6.0." + i + ":1").toList();
 
     JsonNode plan = explainRelease("rel", followers);
-    assertProbed(plan, "object_replicas", List.of("object_id", "node_id"), "statistics of empty tables");
-    assertProbed(plan, "copy_releases", List.of("job_id", "object_id"), "statistics of empty tables");
+    assertProbed(
+        plan, "object_replicas", List.of("object_id", "node_id"), "statistics of empty tables");
+    assertProbed(
+        plan, "copy_releases", List.of("job_id", "object_id"), "statistics of empty tables");
 
     dsl().execute("ANALYZE");
     plan = explainRelease("rel", followers);
@@ -102,7 +127,12 @@ class ReleasePlanTest {
     // And the statement does what it says: the odd half is released now, to every follower.
     int released = ScheduleJob.releaseStatement(dsl(), "rel", followers).fetchOne(0, Integer.class);
     assertEquals(OBJECTS / 2, released);
-    assertEquals((long) OBJECTS / 2 * followers.size(), dsl().fetchCount(dsl().selectFrom("tasks")
-        .where("job_id = 'rel' AND task_type = 'REPLICA_COPY' AND state = 'pending'")));
+    assertEquals(
+        (long) OBJECTS / 2 * followers.size(),
+        dsl()
+            .fetchCount(
+                dsl()
+                    .selectFrom("tasks")
+                    .where("job_id = 'rel' AND task_type = 'REPLICA_COPY' AND state = 'pending'")));
   }
 }

@@ -11,21 +11,26 @@ import org.jooq.Table;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The jOOQ model is generated from the migrations without a database; check it against a real one. */
+/**
+ * The jOOQ model is generated from the migrations without a database; check it against a real one.
+ */
 class SchemaMatchesGeneratedModelTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   @Test
   void everyGeneratedTableAndColumnExistsInTheMigratedDatabase() {
     Map<String, String> generated = new TreeMap<>();
     for (Table<?> t : DefaultSchema.DEFAULT_SCHEMA.getTables()) {
       for (Field<?> f : t.fields()) {
-        generated.put(t.getName() + "." + f.getName(), f.getDataType().getSQLDataType().getTypeName());
+        generated.put(
+            t.getName() + "." + f.getName(), f.getDataType().getSQLDataType().getTypeName());
       }
     }
     Map<String, String> real = new TreeMap<>();
-    pg.database().dsl().resultQuery("""
+    pg.database()
+        .dsl()
+        .resultQuery(
+            """
         SELECT table_name, column_name FROM information_schema.columns
          WHERE table_schema = 'public' AND table_name <> 'flyway_schema_history'""")
         .fetch()

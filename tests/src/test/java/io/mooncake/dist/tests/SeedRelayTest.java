@@ -25,36 +25,54 @@ class SeedRelayTest {
   private static final String SEED = "10.0.2.1:1";
   private static final String PULLER = "10.0.2.2:1";
   private static final String WAITER = "10.0.2.3:1";
+
   /** Each test its own reading node, so one test's claims never take another's copies. */
   private static final String DEFERRER = "10.0.2.5:1";
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static DSLContext dsl() {
     return pg.database().dsl();
   }
 
   private static void jobWithCopies(String job, String... followers) {
-    dsl().execute("""
+    dsl()
+        .execute(
+            """
         INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id,
                           total_size_bytes, integrity, status)
-        VALUES (?, 'x', '{}', 'm', 'r', 'bin', 'local', ?, 8, 'object_digests', 'replicating')""", job, SEED);
-    dsl().execute("INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, 0, true, 'acquiring')",
-        job, SEED);
+        VALUES (?, 'x', '{}', 'm', 'r', 'bin', 'local', ?, 8, 'object_digests', 'replicating')""",
+            job,
+            SEED);
+    dsl()
+        .execute(
+            "INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, 0, true, 'acquiring')",
+            job,
+            SEED);
     int ordinal = 1;
     for (String f : followers) {
-      dsl().execute("INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, ?, false, 'acquiring')",
-          job, f, ordinal++);
-      dsl().execute("""
+      dsl()
+          .execute(
+              "INSERT INTO placements (job_id, node_id, ordinal, is_seed, state) VALUES (?, ?, ?, false, 'acquiring')",
+              job,
+              f,
+              ordinal++);
+      dsl()
+          .execute(
+              """
           INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, bytes_total)
-          VALUES (?, ?, 'REPLICA_COPY', ?, '{"model":null,"files":[]}', 8)""", job, f, job + "/o1");
+          VALUES (?, ?, 'REPLICA_COPY', ?, '{"model":null,"files":[]}', 8)""",
+              job,
+              f,
+              job + "/o1");
     }
   }
 
-  private static ReplicaCatalog.CopySources sources(ReplicaCatalog replicas, String object, String reader) {
+  private static ReplicaCatalog.CopySources sources(
+      ReplicaCatalog replicas, String object, String reader) {
     String job = object.substring(0, object.indexOf('/'));
-    return replicas.sources(job, object, "sha256:aa", reader, Duration.ofSeconds(10), Duration.ofSeconds(5));
+    return replicas.sources(
+        job, object, "sha256:aa", reader, Duration.ofSeconds(10), Duration.ofSeconds(5));
   }
 
   private static boolean busy(ReplicaCatalog replicas, String object, String reader) {
@@ -62,7 +80,8 @@ class SeedRelayTest {
   }
 
   private static ClaimedTask claim(String node) {
-    List<ClaimedTask> claimed = new TaskQueue(dsl()).claim(node, node + "/w", 1, Duration.ofSeconds(30));
+    List<ClaimedTask> claimed =
+        new TaskQueue(dsl()).claim(node, node + "/w", 1, Duration.ofSeconds(30));
     assertEquals(1, claimed.size(), "nothing claimable for " + node);
     return claimed.get(0);
   }
@@ -80,16 +99,23 @@ class SeedRelayTest {
     assertTrue(new TaskQueue(dsl()).progress(pull.taskId(), PULLER + "/w", 0, SEED));
     assertTrue(busy(replicas, object, WAITER));
     assertFalse(busy(replicas, object, PULLER), "a node does not wait for itself");
-    dsl().execute("UPDATE tasks SET source_node_id = '10.0.2.9:1' WHERE task_id = ?", pull.taskId());
+    dsl()
+        .execute("UPDATE tasks SET source_node_id = '10.0.2.9:1' WHERE task_id = ?", pull.taskId());
     assertFalse(busy(replicas, object, WAITER), "a pull from another holder leaves the seed free");
     dsl().execute("UPDATE tasks SET source_node_id = ? WHERE task_id = ?", SEED, pull.taskId());
     assertTrue(busy(replicas, object, WAITER));
 
     // A pull whose row has not moved for longer than the freshness window holds nobody back.
-    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", pull.taskId());
+    dsl()
+        .execute(
+            "UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?",
+            pull.taskId());
     assertFalse(busy(replicas, object, WAITER));
     // Nor does one that finished.
-    dsl().execute("UPDATE tasks SET updated_at = now(), state = 'succeeded' WHERE task_id = ?", pull.taskId());
+    dsl()
+        .execute(
+            "UPDATE tasks SET updated_at = now(), state = 'succeeded' WHERE task_id = ?",
+            pull.taskId());
     assertFalse(busy(replicas, object, WAITER));
   }
 
@@ -102,11 +128,15 @@ class SeedRelayTest {
     assertEquals("relay-3", copy.jobId());
     // Meanwhile the seed failed: the scheduler failed the job and the placements and canceled what
     // was pending, but this copy was running.
-    dsl().execute("UPDATE jobs SET status = 'failed', finished_at = now() WHERE job_id = 'relay-3'");
+    dsl()
+        .execute("UPDATE jobs SET status = 'failed', finished_at = now() WHERE job_id = 'relay-3'");
     dsl().execute("UPDATE placements SET state = 'failed' WHERE job_id = 'relay-3'");
     assertTrue(queue.defer(copy.taskId(), late + "/w", Duration.ofMillis(100)));
     var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(copy.taskId())).fetchOne();
-    assertEquals("canceled", row.getState(), "nobody would ever claim or cancel a pending task of a failed job");
+    assertEquals(
+        "canceled",
+        row.getState(),
+        "nobody would ever claim or cancel a pending task of a failed job");
     assertTrue(row.getFinishedAt() != null);
   }
 
@@ -116,8 +146,14 @@ class SeedRelayTest {
     jobWithCopies("relay-4", late);
     ClaimedTask copy = claim(late);
     assertEquals("relay-4", copy.jobId());
-    dsl().execute("UPDATE placements SET state = 'failed' WHERE job_id = 'relay-4' AND node_id = ?", late);
-    assertEquals("failed", new TaskQueue(dsl()).fail(copy.taskId(), late + "/w", "no live node holds object relay-4/o1", true));
+    dsl()
+        .execute(
+            "UPDATE placements SET state = 'failed' WHERE job_id = 'relay-4' AND node_id = ?",
+            late);
+    assertEquals(
+        "failed",
+        new TaskQueue(dsl())
+            .fail(copy.taskId(), late + "/w", "no live node holds object relay-4/o1", true));
   }
 
   @Test
@@ -128,21 +164,29 @@ class SeedRelayTest {
     assertEquals(1, first.attempt());
     assertTrue(queue.progress(first.taskId(), DEFERRER + "/w", 0, SEED));
 
-    assertFalse(queue.defer(first.taskId(), "someone-else", Duration.ofMillis(100)), "a lost lease cannot defer");
+    assertFalse(
+        queue.defer(first.taskId(), "someone-else", Duration.ofMillis(100)),
+        "a lost lease cannot defer");
     assertTrue(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(300)));
     var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(first.taskId())).fetchOne();
     assertEquals("pending", row.getState());
     assertEquals(0, row.getAttempts(), "a wait is not an attempt");
     assertEquals(null, row.getLeaseOwner());
     assertEquals(null, row.getSourceNodeId(), "no longer counted as load on the seed");
-    assertTrue(queue.claim(DEFERRER, DEFERRER + "/w", 1, Duration.ofSeconds(30)).isEmpty(), "claimable only once due");
-    assertFalse(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(100)), "not held any more");
+    assertTrue(
+        queue.claim(DEFERRER, DEFERRER + "/w", 1, Duration.ofSeconds(30)).isEmpty(),
+        "claimable only once due");
+    assertFalse(
+        queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(100)), "not held any more");
 
     dsl().execute("UPDATE tasks SET run_after = now() WHERE task_id = ?", first.taskId());
     ClaimedTask again = claim(DEFERRER);
     assertEquals(first.taskId(), again.taskId());
     assertEquals(1, again.attempt(), "the first real attempt is still attempt 1");
-    assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(first.taskId())), "no attempt recorded");
+    assertEquals(
+        0,
+        dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(first.taskId())),
+        "no attempt recorded");
   }
 
   private static void register(String... nodes) {
@@ -153,8 +197,12 @@ class SeedRelayTest {
   }
 
   private static void replica(String object, String node) {
-    dsl().execute("INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
-        + "VALUES (?, ?, 8, 'sha256:aa', '/data/f', 0)", object, node);
+    dsl()
+        .execute(
+            "INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
+                + "VALUES (?, ?, 8, 'sha256:aa', '/data/f', 0)",
+            object,
+            node);
   }
 
   @Test
@@ -174,22 +222,37 @@ class SeedRelayTest {
     assertTrue(queue.progress(pull.taskId(), first + "/w", 0, SEED));
     ReplicaCatalog.CopySources found = sources(replicas, object, reader);
     assertEquals(java.util.Set.of(first), found.arriving());
-    assertEquals(List.of(first, SEED), nodesOf(found), "the arriving follower is less busy than the seed it pulls from");
-    assertEquals(null, found.holders().get(0).filePath(), "an arriving source publishes no file yet");
+    assertEquals(
+        List.of(first, SEED),
+        nodesOf(found),
+        "the arriving follower is less busy than the seed it pulls from");
+    assertEquals(
+        null, found.holders().get(0).filePath(), "an arriving source publishes no file yet");
 
     // A follower relaying from the arriving one is no source for others: chains stay two hops,
     // so no two nodes can ever wait on each other.
     ClaimedTask relay = claim(second);
     assertTrue(queue.progress(relay.taskId(), second + "/w", 0, first));
     assertEquals(java.util.Set.of(first), sources(replicas, object, reader).arriving());
-    assertEquals(java.util.Set.of(first), sources(replicas, object, second).arriving(), "and none for itself");
-    assertEquals(java.util.Set.of(), sources(replicas, object, first).arriving(), "nor is a node its own source");
+    assertEquals(
+        java.util.Set.of(first),
+        sources(replicas, object, second).arriving(),
+        "and none for itself");
+    assertEquals(
+        java.util.Set.of(),
+        sources(replicas, object, first).arriving(),
+        "nor is a node its own source");
 
     // A pull that stopped moving stops counting, as does a node gone silent.
-    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", pull.taskId());
+    dsl()
+        .execute(
+            "UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?",
+            pull.taskId());
     assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
     dsl().execute("UPDATE tasks SET updated_at = now() WHERE task_id = ?", pull.taskId());
-    dsl().execute("UPDATE nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = ?", first);
+    dsl()
+        .execute(
+            "UPDATE nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = ?", first);
     assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
     dsl().execute("UPDATE nodes SET heartbeat_at = now() WHERE node_id = ?", first);
 
@@ -220,15 +283,27 @@ class SeedRelayTest {
     ClaimedTask second = claim(b);
     Duration fresh = Duration.ofSeconds(5);
     assertTrue(queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh));
-    assertFalse(queue.takeSeedPull(second.taskId(), b + "/w", "relay-6", "relay-6/o1", SEED, fresh),
+    assertFalse(
+        queue.takeSeedPull(second.taskId(), b + "/w", "relay-6", "relay-6/o1", SEED, fresh),
         "the other follower relays it instead");
-    assertTrue(queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh),
+    assertTrue(
+        queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh),
         "taking it again for the same copy is fine");
-    assertFalse(queue.takeSeedPull(first.taskId(), "lost-lease", "relay-6", "relay-6/o1", SEED, fresh));
+    assertFalse(
+        queue.takeSeedPull(first.taskId(), "lost-lease", "relay-6", "relay-6/o1", SEED, fresh));
     // The first pull stalls (its row stops moving): the seed is free again.
-    dsl().execute("UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?", first.taskId());
+    dsl()
+        .execute(
+            "UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?",
+            first.taskId());
     assertTrue(queue.takeSeedPull(second.taskId(), b + "/w", "relay-6", "relay-6/o1", SEED, fresh));
-    assertEquals(SEED, dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(second.taskId())).fetchOne().getSourceNodeId());
+    assertEquals(
+        SEED,
+        dsl()
+            .selectFrom(TASKS)
+            .where(TASKS.TASK_ID.eq(second.taskId()))
+            .fetchOne()
+            .getSourceNodeId());
   }
 
   @Test
@@ -240,15 +315,26 @@ class SeedRelayTest {
     ClaimedTask first = claim(a);
     ClaimedTask second = claim(b);
     assertTrue(queue.progress(first.taskId(), a + "/w", 0, SEED));
-    queue.progressAll(new long[] {first.taskId(), second.taskId()}, new String[] {a + "/w", "not-the-owner"},
+    queue.progressAll(
+        new long[] {first.taskId(), second.taskId()},
+        new String[] {a + "/w", "not-the-owner"},
         new long[] {5, 6});
-    var rows = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.in(first.taskId(), second.taskId())).orderBy(TASKS.TASK_ID)
-        .fetch();
+    var rows =
+        dsl()
+            .selectFrom(TASKS)
+            .where(TASKS.TASK_ID.in(first.taskId(), second.taskId()))
+            .orderBy(TASKS.TASK_ID)
+            .fetch();
     assertEquals(5, rows.get(0).getBytesDone());
     assertEquals(SEED, rows.get(0).getSourceNodeId(), "the source stays as recorded");
     assertEquals(0, rows.get(1).getBytesDone(), "a lease held by someone else is not written");
-    assertEquals(5L, dsl().fetchValue("SELECT staged_bytes FROM placement_bytes WHERE job_id = 'relay-7' AND node_id = ?",
-        a), "the placement's byte count follows");
+    assertEquals(
+        5L,
+        dsl()
+            .fetchValue(
+                "SELECT staged_bytes FROM placement_bytes WHERE job_id = 'relay-7' AND node_id = ?",
+                a),
+        "the placement's byte count follows");
   }
 
   private static List<String> nodesOf(ReplicaCatalog.CopySources found) {

@@ -16,23 +16,27 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A master with a source allowlist refuses other sources at validation and writes nothing. */
 class SourcePolicyApiTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   @Test
   void aSourceOutsideTheAllowlistIsRefusedWith400NamingTheFieldAndNothingIsWritten() {
-    WebServer server = WebServer.builder()
-        .host("127.0.0.1")
-        .port(0)
-        .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}, SourcePolicy.parse("file:///models/")))
-        .build()
-        .start();
+    WebServer server =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(
+                r ->
+                    MasterRouting.routing(
+                        r, pg.database(), () -> {}, SourcePolicy.parse("file:///models/")))
+            .build()
+            .start();
     try {
       Api api = new Api("http://127.0.0.1:" + server.port());
       Api.Reply r = api.post("/api/v1/model-distribution/jobs", Requests.rfcExample());
       assertEquals(400, r.status(), String.valueOf(r.json()));
       assertEquals("manifest.files[0].download_url", r.json().get("field").asText());
-      assertTrue(r.json().get("error_message").asText().contains("not allowed"), r.json().toString());
+      assertTrue(
+          r.json().get("error_message").asText().contains("not allowed"), r.json().toString());
       assertEquals(0, pg.database().dsl().fetchCount(JOBS));
     } finally {
       server.stop();
@@ -41,7 +45,8 @@ class SourcePolicyApiTest {
 
   @Test
   void theMasterRefusesAMalformedAllowlistAtStart() {
-    Processes.Run run = Processes.run("mooncake_master", "--allowed-sources", "ftp://x/", "--db-url", pg.url());
+    Processes.Run run =
+        Processes.run("mooncake_master", "--allowed-sources", "ftp://x/", "--db-url", pg.url());
     assertEquals(2, run.exitCode(), run.output());
     assertTrue(run.output().contains("--allowed-sources"), run.output());
   }

@@ -40,11 +40,9 @@ class StatusPageTest {
   private static final String DONE = "status-page-done";
   private static final String STUCK = "status-page-stuck";
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
 
   static InProcessCluster cluster;
   static Api api;
@@ -62,17 +60,38 @@ class StatusPageTest {
     follower = cluster.addNode(tmp.resolve("follower"));
     String ghost = "127.0.0.1:" + TestFiles.freePort();
     Path src = TestFiles.random(tmp.resolve("src/weights.bin"), SIZE, 11);
-    submit(Requests.job(STUCK, "stuck-model", "r1", List.of(new FileSpec("w.bin", 4096, 1024, "dummy", "/srv/none/w.bin")),
-        ghost, List.of(ghost, follower)));
-    submit(Requests.job(DONE, "demo-model", "r7", List.of(new FileSpec("weights.bin", SIZE, 1024 * 1024,
-        "sha256:" + TestFiles.sha256(src), src.toUri().toString())), seed, List.of(seed, follower)));
+    submit(
+        Requests.job(
+            STUCK,
+            "stuck-model",
+            "r1",
+            List.of(new FileSpec("w.bin", 4096, 1024, "dummy", "/srv/none/w.bin")),
+            ghost,
+            List.of(ghost, follower)));
+    submit(
+        Requests.job(
+            DONE,
+            "demo-model",
+            "r7",
+            List.of(
+                new FileSpec(
+                    "weights.bin",
+                    SIZE,
+                    1024 * 1024,
+                    "sha256:" + TestFiles.sha256(src),
+                    src.toUri().toString())),
+            seed,
+            List.of(seed, follower)));
     assertEquals("completed", api.awaitTerminal(DONE).get("status").asText());
     // The cluster does not expose its port, so the browser talks to a second master over the
     // same database (masters are stateless; any of them serves the same page and API).
-    pageServer = WebServer.builder().host("127.0.0.1").port(0)
-        .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
-        .build()
-        .start();
+    pageServer =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(r -> MasterRouting.routing(r, pg.database(), () -> {}))
+            .build()
+            .start();
     base = "http://127.0.0.1:" + pageServer.port();
     chromium = HeadlessChromium.locateOrInstall(Files.createDirectories(tmp.resolve("chromium")));
   }
@@ -91,8 +110,10 @@ class StatusPageTest {
   }
 
   private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(base + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create(base + path)).build(),
+            HttpResponse.BodyHandlers.ofString());
   }
 
   @Test
@@ -105,7 +126,9 @@ class StatusPageTest {
     assertEquals(root.body(), status.body());
     String html = root.body();
     for (String external : List.of("http://", "https://", "<link", " src=", "@import", "url(")) {
-      assertFalse(html.contains(external), "the page must not load anything from elsewhere: found " + external);
+      assertFalse(
+          html.contains(external),
+          "the page must not load anything from elsewhere: found " + external);
     }
     assertTrue(html.contains("<style>") && html.contains("<script>"), "CSS and JS are inline");
   }
@@ -113,19 +136,35 @@ class StatusPageTest {
   @Test
   void inChromiumThePageShowsJobsStagedPlacementsAtFullProgressAndLiveNodes() {
     String dom = chromium.dumpDom(base + "/", 5000);
-    assertTrue(dom.contains("<span id=\"refreshed\" class=\"meta\">updated "), "the page polled the API:\n" + dom);
-    assertTrue(dom.contains("data-job-id=\"" + DONE + "\""), "the completed job is listed:\n" + dom);
-    assertTrue(dom.contains("data-job-id=\"" + STUCK + "\""), "the older job is listed too:\n" + dom);
+    assertTrue(
+        dom.contains("<span id=\"refreshed\" class=\"meta\">updated "),
+        "the page polled the API:\n" + dom);
+    assertTrue(
+        dom.contains("data-job-id=\"" + DONE + "\""), "the completed job is listed:\n" + dom);
+    assertTrue(
+        dom.contains("data-job-id=\"" + STUCK + "\""), "the older job is listed too:\n" + dom);
     assertTrue(dom.contains(DONE + " · completed"), "the newest job is selected:\n" + dom);
     for (String node : List.of(seed, follower)) {
-      assertTrue(dom.contains("<tr class=\"placement\" data-node-id=\"" + node + "\" data-state=\"staged\">"),
+      assertTrue(
+          dom.contains(
+              "<tr class=\"placement\" data-node-id=\"" + node + "\" data-state=\"staged\">"),
           "placement of " + node + " shown staged:\n" + dom);
-      Matcher bar = Pattern.compile("<progress class=\"placement-progress done\" max=\"(\\d+)\" value=\"(\\d+)\" data-node-id=\""
-          + Pattern.quote(node) + "\">").matcher(dom);
+      Matcher bar =
+          Pattern.compile(
+                  "<progress class=\"placement-progress done\" max=\"(\\d+)\" value=\"(\\d+)\" data-node-id=\""
+                      + Pattern.quote(node)
+                      + "\">")
+              .matcher(dom);
       assertTrue(bar.find(), "a progress bar for " + node + ":\n" + dom);
       assertEquals(SIZE, Long.parseLong(bar.group(1)));
       assertEquals(SIZE, Long.parseLong(bar.group(2)), "staged_bytes = total_bytes");
-      assertTrue(dom.contains("<tr data-node-id=\"" + node + "\"><td><code>" + node + "</code></td><td><span class=\"badge live\">"),
+      assertTrue(
+          dom.contains(
+              "<tr data-node-id=\""
+                  + node
+                  + "\"><td><code>"
+                  + node
+                  + "</code></td><td><span class=\"badge live\">"),
           "node " + node + " shown live:\n" + dom);
     }
     assertTrue(dom.contains("(100%) · verified"), dom);
@@ -141,6 +180,7 @@ class StatusPageTest {
     byte[] head = Files.readAllBytes(png);
     assertEquals((byte) 0x89, head[0]);
     assertEquals("PNG", new String(head, 1, 3, StandardCharsets.US_ASCII));
-    assertTrue(head.length > 10 * 1024, "a rendered page, not a blank one: " + head.length + " bytes");
+    assertTrue(
+        head.length > 10 * 1024, "a rendered page, not a blank one: " + head.length + " bytes");
   }
 }

@@ -31,11 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 class StorageFaultTest {
   private static final long MIB = 1024 * 1024;
 
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
 
   static InProcessCluster cluster;
   static Api api;
@@ -72,8 +70,12 @@ class StorageFaultTest {
     String bad = cluster.addNode(badDir);
     Path src = TestFiles.random(tmp.resolve("src/c.bin"), 8 * MIB, 11);
     List<FileSpec> files = List.of(new FileSpec("c.bin", 8 * MIB, MIB, "dummy", src.toString()));
-    assertEquals(201, api.post("/api/v1/model-distribution/jobs",
-        Requests.job("corrupt-1", "model-c", "r1", files, seed, List.of(seed, bad))).status());
+    assertEquals(
+        201,
+        api.post(
+                "/api/v1/model-distribution/jobs",
+                Requests.job("corrupt-1", "model-c", "r1", files, seed, List.of(seed, bad)))
+            .status());
     assertEquals("completed", api.awaitTerminal("corrupt-1").get("status").asText());
 
     // Every byte of the holder's copy goes bad on disk (its replica rows still list it).
@@ -81,20 +83,33 @@ class StorageFaultTest {
     try (FileChannel ch = FileChannel.open(badFile, StandardOpenOption.WRITE)) {
       ch.write(ByteBuffer.allocate((int) (8 * MIB)), 0);
     }
-    int badReplicasBefore = pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.NODE_ID.eq(bad));
+    int badReplicasBefore =
+        pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.NODE_ID.eq(bad));
 
     Path newDir = tmp.resolve("c-new");
     String fresh = cluster.addNode(newDir);
-    assertEquals(201, api.post("/api/v1/model-distribution/jobs",
-        Requests.job("corrupt-2", "model-c", "r1", files, seed, List.of(seed, fresh))).status());
+    assertEquals(
+        201,
+        api.post(
+                "/api/v1/model-distribution/jobs",
+                Requests.job("corrupt-2", "model-c", "r1", files, seed, List.of(seed, fresh)))
+            .status());
     JsonNode job = api.awaitTerminal("corrupt-2");
     assertEquals("completed", job.get("status").asText(), job.toString());
-    assertTrue(TestFiles.sameBytes(src, staged(newDir, "model-c", "c.bin")), "the new node staged bad bytes");
-    int badReplicasAfter = pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.NODE_ID.eq(bad));
-    assertTrue(badReplicasAfter < badReplicasBefore,
+    assertTrue(
+        TestFiles.sameBytes(src, staged(newDir, "model-c", "c.bin")),
+        "the new node staged bad bytes");
+    int badReplicasAfter =
+        pg.database().dsl().fetchCount(OBJECT_REPLICAS, OBJECT_REPLICAS.NODE_ID.eq(bad));
+    assertTrue(
+        badReplicasAfter < badReplicasBefore,
         "replicas found bad must be dropped: " + badReplicasBefore + " -> " + badReplicasAfter);
-    // Every bad copy counted against the holder: operators see it, and source selection avoids it from 3 on.
-    var holder = new io.mooncake.dist.scheduler.store.NodeRegistry(pg.database().dsl()).find(bad).orElseThrow();
+    // Every bad copy counted against the holder: operators see it, and source selection avoids it
+    // from 3 on.
+    var holder =
+        new io.mooncake.dist.scheduler.store.NodeRegistry(pg.database().dsl())
+            .find(bad)
+            .orElseThrow();
     assertEquals(badReplicasBefore - badReplicasAfter, holder.serveFailures(), holder.toString());
     assertTrue(holder.serveLastError().startsWith("digest mismatch"), holder.toString());
     assertEquals(holder.serveFailures() >= 3, holder.avoided(), holder.toString());
@@ -111,8 +126,18 @@ class StorageFaultTest {
       Path okDir = tmp.resolve("d-ok");
       String ok = cluster.addNode(okDir);
       Path src = TestFiles.random(tmp.resolve("src/d.bin"), 6 * MIB, 12);
-      assertEquals(201, api.post("/api/v1/model-distribution/jobs", Requests.job("full-1", "model-d", "r1",
-          List.of(new FileSpec("d.bin", 6 * MIB, MIB, "dummy", src.toString())), seed, List.of(seed, full, ok))).status());
+      assertEquals(
+          201,
+          api.post(
+                  "/api/v1/model-distribution/jobs",
+                  Requests.job(
+                      "full-1",
+                      "model-d",
+                      "r1",
+                      List.of(new FileSpec("d.bin", 6 * MIB, MIB, "dummy", src.toString())),
+                      seed,
+                      List.of(seed, full, ok)))
+              .status());
       JsonNode job = api.awaitTerminal("full-1");
       assertEquals("failed", job.get("status").asText(), job.toString());
       JsonNode p = placement(job, full);
@@ -128,14 +153,17 @@ class StorageFaultTest {
   }
 
   private static boolean mount(Path dir) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir.toString())
-        .redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir.toString())
+            .redirectErrorStream(true)
+            .start();
     p.getInputStream().readAllBytes();
     return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
   }
 
   private static void umount(Path dir) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("umount", "-l", dir.toString()).redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder("umount", "-l", dir.toString()).redirectErrorStream(true).start();
     p.getInputStream().readAllBytes();
     p.waitFor(30, TimeUnit.SECONDS);
   }

@@ -48,8 +48,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * writes, retries, node grace, one driver per job (also when a master dies holding it).
  */
 class TaskQueueTest {
-  @RegisterExtension
-  static final PostgresDatabase pg = new PostgresDatabase();
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
   private static DSLContext dsl() {
     return pg.database().dsl();
@@ -58,9 +57,18 @@ class TaskQueueTest {
   /** Creates a job and lets the scheduler enqueue its MODEL_DOWNLOAD on the seed. */
   private static void jobWithDownload(String jobId, String seed) {
     ModelRef model = new ModelRef("q-" + jobId, "r1", "bin", "local");
-    ManifestFile f = new ManifestFile("m.bin", 8, "dummy", "/nonexistent/m.bin", "k", List.of("q/" + jobId + "/0"),
-        new ChunkLayout(8, 1, "q/"));
-    JobRequest req = new JobRequest(jobId, model, new Manifest(model, 8, "v1", List.of(f)), seed, List.of(seed), null);
+    ManifestFile f =
+        new ManifestFile(
+            "m.bin",
+            8,
+            "dummy",
+            "/nonexistent/m.bin",
+            "k",
+            List.of("q/" + jobId + "/0"),
+            new ChunkLayout(8, 1, "q/"));
+    JobRequest req =
+        new JobRequest(
+            jobId, model, new Manifest(model, 8, "v1", List.of(f)), seed, List.of(seed), null);
     assertEquals(CreateResult.CREATED, new JobStore(dsl()).create(req, "sha-" + jobId, "{}"));
     assertTrue(ScheduleJob.run(dsl(), jobId));
   }
@@ -74,7 +82,9 @@ class TaskQueueTest {
     assertEquals(1, mine.size());
     assertEquals("claim-a", mine.get(0).jobId());
     assertEquals(1, mine.get(0).attempt());
-    assertTrue(q.claim("10.0.0.1:1", "10.0.0.1:1/w2", 10, Duration.ofSeconds(30)).isEmpty(), "claimed twice");
+    assertTrue(
+        q.claim("10.0.0.1:1", "10.0.0.1:1/w2", 10, Duration.ofSeconds(30)).isEmpty(),
+        "claimed twice");
   }
 
   @Test
@@ -82,18 +92,35 @@ class TaskQueueTest {
     jobWithDownload("lease-1", "10.0.0.3:1");
     TaskQueue q = new TaskQueue(dsl());
     ClaimedTask t = q.claim("10.0.0.3:1", "old-owner", 1, Duration.ofMillis(1)).get(0);
-    dsl().update(TASKS).set(TASKS.LEASE_EXPIRES_AT, DSL.currentOffsetDateTime().minus(10))
-        .where(TASKS.TASK_ID.eq(t.taskId())).execute();
+    dsl()
+        .update(TASKS)
+        .set(TASKS.LEASE_EXPIRES_AT, DSL.currentOffsetDateTime().minus(10))
+        .where(TASKS.TASK_ID.eq(t.taskId()))
+        .execute();
     assertEquals(1, q.rescueExpiredLeases());
-    assertEquals("pending", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.TASK_ID.eq(t.taskId())).fetchOne().value1());
+    assertEquals(
+        "pending",
+        dsl()
+            .select(TASKS.STATE)
+            .from(TASKS)
+            .where(TASKS.TASK_ID.eq(t.taskId()))
+            .fetchOne()
+            .value1());
 
     ClaimedTask again = q.claim("10.0.0.3:1", "new-owner", 1, Duration.ofSeconds(30)).get(0);
     assertEquals(2, again.attempt());
-    assertFalse(q.succeed(t.taskId(), "old-owner", 8, null, List.of()), "a lost lease must not complete the task");
+    assertFalse(
+        q.succeed(t.taskId(), "old-owner", 8, null, List.of()),
+        "a lost lease must not complete the task");
     assertNull(q.fail(t.taskId(), "old-owner", "late failure", false));
     assertTrue(q.succeed(t.taskId(), "new-owner", 8, null, List.of()));
-    List<String> outcomes = dsl().select(TASK_ATTEMPT_LOG.OUTCOME).from(TASK_ATTEMPT_LOG)
-        .where(TASK_ATTEMPT_LOG.TASK_ID.eq(t.taskId())).orderBy(TASK_ATTEMPT_LOG.ATTEMPT).fetch(TASK_ATTEMPT_LOG.OUTCOME);
+    List<String> outcomes =
+        dsl()
+            .select(TASK_ATTEMPT_LOG.OUTCOME)
+            .from(TASK_ATTEMPT_LOG)
+            .where(TASK_ATTEMPT_LOG.TASK_ID.eq(t.taskId()))
+            .orderBy(TASK_ATTEMPT_LOG.ATTEMPT)
+            .fetch(TASK_ATTEMPT_LOG.OUTCOME);
     assertEquals(List.of("lease_expired", "succeeded"), outcomes);
   }
 
@@ -104,7 +131,11 @@ class TaskQueueTest {
     long id = -1;
     for (int attempt = 1; attempt <= 3; attempt++) {
       // Backoff delays the next attempt; make it due now so the test needs no waiting.
-      dsl().update(TASKS).set(TASKS.RUN_AFTER, DSL.currentOffsetDateTime()).where(TASKS.JOB_ID.eq("retry-1")).execute();
+      dsl()
+          .update(TASKS)
+          .set(TASKS.RUN_AFTER, DSL.currentOffsetDateTime())
+          .where(TASKS.JOB_ID.eq("retry-1"))
+          .execute();
       ClaimedTask t = q.claim("10.0.0.4:1", "w", 1, Duration.ofSeconds(30)).get(0);
       id = t.taskId();
       assertEquals(attempt, t.attempt());
@@ -115,7 +146,9 @@ class TaskQueueTest {
     assertEquals("connection reset (attempt 3)", row.getLastError());
     assertEquals(3, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.eq(id)));
     assertTrue(ScheduleJob.run(dsl(), "retry-1"));
-    assertEquals("failed", dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("retry-1")).fetchOne().value1());
+    assertEquals(
+        "failed",
+        dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("retry-1")).fetchOne().value1());
   }
 
   @Test
@@ -132,13 +165,24 @@ class TaskQueueTest {
     jobWithDownload("two-masters", "10.0.0.6:1");
     CountDownLatch locked = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> dsl().transaction(cfg -> {
-      cfg.dsl().selectFrom(JOBS).where(JOBS.JOB_ID.eq("two-masters")).forUpdate().fetch();
-      locked.countDown();
-      release.await(30, TimeUnit.SECONDS);
-    }));
+    CompletableFuture<Void> holder =
+        CompletableFuture.runAsync(
+            () ->
+                dsl()
+                    .transaction(
+                        cfg -> {
+                          cfg.dsl()
+                              .selectFrom(JOBS)
+                              .where(JOBS.JOB_ID.eq("two-masters"))
+                              .forUpdate()
+                              .fetch();
+                          locked.countDown();
+                          release.await(30, TimeUnit.SECONDS);
+                        }));
     assertTrue(locked.await(30, TimeUnit.SECONDS));
-    assertFalse(ScheduleJob.run(dsl(), "two-masters"), "the second master must skip a job another one holds");
+    assertFalse(
+        ScheduleJob.run(dsl(), "two-masters"),
+        "the second master must skip a job another one holds");
     release.countDown();
     holder.get(30, TimeUnit.SECONDS);
     assertTrue(ScheduleJob.run(dsl(), "two-masters"));
@@ -164,17 +208,34 @@ class TaskQueueTest {
     long stolen = held.get(2).taskId();
     dsl().update(TASKS).set(TASKS.LEASE_OWNER, "w-other").where(TASKS.TASK_ID.eq(stolen)).execute();
 
-    Set<Long> recorded = q.succeedAll(held.stream()
-        .map(t -> new TaskQueue.Completion(t.taskId(), "w-new", 8, "{\"n\": 1}", List.of()))
-        .toList());
+    Set<Long> recorded =
+        q.succeedAll(
+            held.stream()
+                .map(t -> new TaskQueue.Completion(t.taskId(), "w-new", 8, "{\"n\": 1}", List.of()))
+                .toList());
     assertEquals(Set.of(held.get(0).taskId(), held.get(1).taskId()), recorded);
-    assertEquals("processing", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.TASK_ID.eq(stolen)).fetchOne().value1());
-    assertEquals(2, dsl().fetchCount(TASK_ATTEMPT_LOG,
-        TASK_ATTEMPT_LOG.TASK_ID.in(recorded).and(TASK_ATTEMPT_LOG.OUTCOME.eq("succeeded"))));
+    assertEquals(
+        "processing",
+        dsl().select(TASKS.STATE).from(TASKS).where(TASKS.TASK_ID.eq(stolen)).fetchOne().value1());
+    assertEquals(
+        2,
+        dsl()
+            .fetchCount(
+                TASK_ATTEMPT_LOG,
+                TASK_ATTEMPT_LOG
+                    .TASK_ID
+                    .in(recorded)
+                    .and(TASK_ATTEMPT_LOG.OUTCOME.eq("succeeded"))));
     assertEquals(0, dsl().fetchCount(TASK_ATTEMPT_LOG, TASK_ATTEMPT_LOG.TASK_ID.eq(stolen)));
-    assertEquals(0, dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.in(recorded)),
+    assertEquals(
+        0,
+        dsl().fetchCount(TASK_ATTEMPTS, TASK_ATTEMPTS.TASK_ID.in(recorded)),
         "a success writes the task row only");
-    assertTrue(q.succeedAll(List.of(new TaskQueue.Completion(held.get(0).taskId(), "w-new", 8, null, List.of()))).isEmpty(),
+    assertTrue(
+        q.succeedAll(
+                List.of(
+                    new TaskQueue.Completion(held.get(0).taskId(), "w-new", 8, null, List.of())))
+            .isEmpty(),
         "a task cannot succeed twice");
   }
 
@@ -187,15 +248,30 @@ class TaskQueueTest {
     List<ClaimedTask> held = q.claim("10.0.0.9:1", "w", 16, Duration.ofSeconds(30));
     assertEquals(16, held.size());
     CompletionBatcher batcher = new CompletionBatcher(q, 4);
-    List<CompletableFuture<Boolean>> outcomes = held.stream()
-        .map(t -> CompletableFuture.supplyAsync(() -> batcher.succeed(
-            new TaskQueue.Completion(t.taskId(), t.taskId() % 5 == 0 ? "not-the-owner" : "w", 8, null, List.of()))))
-        .toList();
+    List<CompletableFuture<Boolean>> outcomes =
+        held.stream()
+            .map(
+                t ->
+                    CompletableFuture.supplyAsync(
+                        () ->
+                            batcher.succeed(
+                                new TaskQueue.Completion(
+                                    t.taskId(),
+                                    t.taskId() % 5 == 0 ? "not-the-owner" : "w",
+                                    8,
+                                    null,
+                                    List.of()))))
+            .toList();
     for (int i = 0; i < held.size(); i++) {
-      assertEquals(held.get(i).taskId() % 5 != 0, outcomes.get(i).get(30, TimeUnit.SECONDS), "task " + held.get(i).taskId());
+      assertEquals(
+          held.get(i).taskId() % 5 != 0,
+          outcomes.get(i).get(30, TimeUnit.SECONDS),
+          "task " + held.get(i).taskId());
     }
     long notOwned = held.stream().filter(t -> t.taskId() % 5 == 0).count();
-    assertEquals(16 - notOwned, dsl().fetchCount(TASKS, TASKS.JOB_ID.like("group-%").and(TASKS.STATE.eq("succeeded"))));
+    assertEquals(
+        16 - notOwned,
+        dsl().fetchCount(TASKS, TASKS.JOB_ID.like("group-%").and(TASKS.STATE.eq("succeeded"))));
   }
 
   @Test
@@ -209,21 +285,51 @@ class TaskQueueTest {
     jobWithDownload("grace-alive", alive);
     TaskQueue q = new TaskQueue(dsl());
     ClaimedTask running = q.claim(gone, gone + "/i1", 1, Duration.ofSeconds(30)).get(0);
-    dsl().execute("UPDATE nodes SET heartbeat_at = now() - interval '15 minutes' WHERE node_id = ?", gone);
+    dsl()
+        .execute(
+            "UPDATE nodes SET heartbeat_at = now() - interval '15 minutes' WHERE node_id = ?",
+            gone);
 
     assertEquals(1, q.failTasksOfGoneNodes(Duration.ofSeconds(60)));
     var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(running.taskId())).fetchOne();
     assertEquals("failed", row.getState());
     assertEquals("node " + gone + " gone for more than 60 s", row.getLastError());
-    assertFalse(q.succeed(running.taskId(), gone + "/i1", 8, null, List.of()), "the gone node's late success is refused");
-    assertEquals(List.of("failed"), dsl().select(TASK_ATTEMPTS.OUTCOME).from(TASK_ATTEMPTS)
-        .where(TASK_ATTEMPTS.TASK_ID.eq(running.taskId())).fetch(TASK_ATTEMPTS.OUTCOME));
+    assertFalse(
+        q.succeed(running.taskId(), gone + "/i1", 8, null, List.of()),
+        "the gone node's late success is refused");
+    assertEquals(
+        List.of("failed"),
+        dsl()
+            .select(TASK_ATTEMPTS.OUTCOME)
+            .from(TASK_ATTEMPTS)
+            .where(TASK_ATTEMPTS.TASK_ID.eq(running.taskId()))
+            .fetch(TASK_ATTEMPTS.OUTCOME));
 
     assertTrue(ScheduleJob.run(dsl(), "grace-gone"));
-    assertEquals("failed", dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("grace-gone")).fetchOne().value1());
-    assertEquals("node " + gone + " gone for more than 60 s", dsl().select(PLACEMENTS.LAST_ERROR).from(PLACEMENTS)
-        .where(PLACEMENTS.JOB_ID.eq("grace-gone")).fetchOne().value1());
-    assertEquals("pending", dsl().select(TASKS.STATE).from(TASKS).where(TASKS.JOB_ID.eq("grace-alive")).fetchOne().value1(),
+    assertEquals(
+        "failed",
+        dsl()
+            .select(JOBS.STATUS)
+            .from(JOBS)
+            .where(JOBS.JOB_ID.eq("grace-gone"))
+            .fetchOne()
+            .value1());
+    assertEquals(
+        "node " + gone + " gone for more than 60 s",
+        dsl()
+            .select(PLACEMENTS.LAST_ERROR)
+            .from(PLACEMENTS)
+            .where(PLACEMENTS.JOB_ID.eq("grace-gone"))
+            .fetchOne()
+            .value1());
+    assertEquals(
+        "pending",
+        dsl()
+            .select(TASKS.STATE)
+            .from(TASKS)
+            .where(TASKS.JOB_ID.eq("grace-alive"))
+            .fetchOne()
+            .value1(),
         "a node that heartbeats keeps its work");
   }
 
@@ -236,36 +342,59 @@ class TaskQueueTest {
     CountDownLatch never = new CountDownLatch(1);
     // Master A evaluates on its own connection and stalls right after locking the job's row.
     Connection a = DriverManager.getConnection(pg.url());
-    int pidA = DSL.using(a, SQLDialect.POSTGRES).resultQuery("SELECT pg_backend_pid()").fetchOne(0, Integer.class);
-    ExecuteListener stallAfterLock = new ExecuteListener() {
-      @Override
-      public void executeEnd(ExecuteContext ctx) {
-        if (ctx.sql() != null && ctx.sql().contains("skip locked") && ctx.sql().contains("jobs")) {
-          locked.countDown();
-          try {
-            never.await(60, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    int pidA =
+        DSL.using(a, SQLDialect.POSTGRES)
+            .resultQuery("SELECT pg_backend_pid()")
+            .fetchOne(0, Integer.class);
+    ExecuteListener stallAfterLock =
+        new ExecuteListener() {
+          @Override
+          public void executeEnd(ExecuteContext ctx) {
+            if (ctx.sql() != null
+                && ctx.sql().contains("skip locked")
+                && ctx.sql().contains("jobs")) {
+              locked.countDown();
+              try {
+                never.await(60, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
           }
-        }
-      }
-    };
-    DSLContext masterA = DSL.using(new DefaultConfiguration().set(a).set(SQLDialect.POSTGRES)
-        .set(new DefaultExecuteListenerProvider(stallAfterLock)));
-    CompletableFuture<Boolean> runA = CompletableFuture.supplyAsync(() -> ScheduleJob.run(masterA, "killed-master"));
+        };
+    DSLContext masterA =
+        DSL.using(
+            new DefaultConfiguration()
+                .set(a)
+                .set(SQLDialect.POSTGRES)
+                .set(new DefaultExecuteListenerProvider(stallAfterLock)));
+    CompletableFuture<Boolean> runA =
+        CompletableFuture.supplyAsync(() -> ScheduleJob.run(masterA, "killed-master"));
     assertTrue(locked.await(30, TimeUnit.SECONDS));
     assertFalse(ScheduleJob.run(dsl(), "killed-master"), "while A holds the job, B skips it");
 
     // A dies as under SIGKILL: its backend goes away with the transaction and the row lock.
-    assertTrue(dsl().resultQuery("SELECT pg_terminate_backend(?)", pidA).fetchOne(0, Boolean.class));
+    assertTrue(
+        dsl().resultQuery("SELECT pg_terminate_backend(?)", pidA).fetchOne(0, Boolean.class));
     never.countDown();
-    ExecutionException died = assertThrows(ExecutionException.class, () -> runA.get(30, TimeUnit.SECONDS));
+    ExecutionException died =
+        assertThrows(ExecutionException.class, () -> runA.get(30, TimeUnit.SECONDS));
     assertTrue(died.getCause() instanceof RuntimeException, died.toString());
     a.close();
 
     assertTrue(ScheduleJob.run(dsl(), "killed-master"), "B drives the job once A is gone");
-    assertEquals(1, dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("killed-master")), "A's half-done pass left nothing behind");
-    assertEquals("seeding", dsl().select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq("killed-master")).fetchOne().value1());
+    assertEquals(
+        1,
+        dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("killed-master")),
+        "A's half-done pass left nothing behind");
+    assertEquals(
+        "seeding",
+        dsl()
+            .select(JOBS.STATUS)
+            .from(JOBS)
+            .where(JOBS.JOB_ID.eq("killed-master"))
+            .fetchOne()
+            .value1());
   }
 
   @Test
@@ -275,15 +404,25 @@ class TaskQueueTest {
     for (int attempt = 1; attempt <= 3; attempt++) {
       ClaimedTask t = q.claim("10.0.0.13:1", "owner-" + attempt, 1, Duration.ofSeconds(30)).get(0);
       assertEquals(attempt, t.attempt());
-      dsl().execute("UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE task_id = ?", t.taskId());
+      dsl()
+          .execute(
+              "UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE task_id = ?",
+              t.taskId());
       assertEquals(1, q.rescueExpiredLeases());
     }
     var row = dsl().selectFrom(TASKS).where(TASKS.JOB_ID.eq("lapse-cap")).fetchOne();
     assertEquals("failed", row.getState(), "download tasks allow 3 attempts");
-    assertEquals("lease expired: node 10.0.0.13:1 stopped renewing it during attempt 3", row.getLastError());
-    assertEquals(List.of("owner-1", "owner-2", "owner-3"), dsl().select(TASK_ATTEMPTS.LEASE_OWNER).from(TASK_ATTEMPTS)
-        .where(TASK_ATTEMPTS.TASK_ID.eq(row.getTaskId())).and(TASK_ATTEMPTS.OUTCOME.eq("lease_expired"))
-        .orderBy(TASK_ATTEMPTS.ATTEMPT).fetch(TASK_ATTEMPTS.LEASE_OWNER));
+    assertEquals(
+        "lease expired: node 10.0.0.13:1 stopped renewing it during attempt 3", row.getLastError());
+    assertEquals(
+        List.of("owner-1", "owner-2", "owner-3"),
+        dsl()
+            .select(TASK_ATTEMPTS.LEASE_OWNER)
+            .from(TASK_ATTEMPTS)
+            .where(TASK_ATTEMPTS.TASK_ID.eq(row.getTaskId()))
+            .and(TASK_ATTEMPTS.OUTCOME.eq("lease_expired"))
+            .orderBy(TASK_ATTEMPTS.ATTEMPT)
+            .fetch(TASK_ATTEMPTS.LEASE_OWNER));
     assertTrue(q.claim("10.0.0.13:1", "owner-4", 1, Duration.ofSeconds(30)).isEmpty());
   }
 }

@@ -16,25 +16,32 @@ public final class ByteSizes {
   private ByteSizes() {}
 
   /**
-   * Parses {@code 1048576}, {@code 16M}, {@code 64MiB}, {@code 2g} and the like. Signs are
-   * accepted so that the caller, not the parser, says why zero or a negative size is wrong.
+   * Parses {@code 1048576}, {@code 16M}, {@code 64MiB}, {@code 2g} and the like. Signs are accepted
+   * so that the caller, not the parser, says why zero or a negative size is wrong.
    *
    * @throws IllegalArgumentException naming the text when it is no size or does not fit a long
    */
   public static long parse(String text) {
     Matcher m = SIZE.matcher(text == null ? "" : text);
     if (!m.matches()) {
-      throw new IllegalArgumentException("'" + text + "' is not a size (examples: 1048576, 16M, 64MiB)");
+      throw new IllegalArgumentException(
+          "'" + text + "' is not a size (examples: 1048576, 16M, 64MiB)");
     }
-    long unit = switch (m.group(2).toLowerCase(Locale.ROOT)) {
-      case "", "b" -> 1L;
-      case "k", "kb", "kib" -> 1L << 10;
-      case "m", "mb", "mib" -> 1L << 20;
-      case "g", "gb", "gib" -> 1L << 30;
-      case "t", "tb", "tib" -> 1L << 40;
-      default -> throw new IllegalArgumentException("'" + text + "' has an unknown unit '" + m.group(2)
-          + "' (use B, K, M, G or T, optionally followed by iB or B)");
-    };
+    long unit =
+        switch (m.group(2).toLowerCase(Locale.ROOT)) {
+          case "", "b" -> 1L;
+          case "k", "kb", "kib" -> 1L << 10;
+          case "m", "mb", "mib" -> 1L << 20;
+          case "g", "gb", "gib" -> 1L << 30;
+          case "t", "tb", "tib" -> 1L << 40;
+          default ->
+              throw new IllegalArgumentException(
+                  "'"
+                      + text
+                      + "' has an unknown unit '"
+                      + m.group(2)
+                      + "' (use B, K, M, G or T, optionally followed by iB or B)");
+        };
     try {
       return Math.multiplyExact(Long.parseLong(m.group(1)), unit);
     } catch (NumberFormatException | ArithmeticException e) {

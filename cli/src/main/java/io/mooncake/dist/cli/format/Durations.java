@@ -6,9 +6,13 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Durations as typed ({@code 500ms}, {@code 1s}, {@code 1.5s}, {@code 2m}) and as shown ({@code 5m03s}). */
+/**
+ * Durations as typed ({@code 500ms}, {@code 1s}, {@code 1.5s}, {@code 2m}) and as shown ({@code
+ * 5m03s}).
+ */
 public final class Durations {
-  private static final Pattern DURATION = Pattern.compile("\\s*(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?\\s*");
+  private static final Pattern DURATION =
+      Pattern.compile("\\s*(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?\\s*");
 
   private Durations() {}
 
@@ -20,19 +24,23 @@ public final class Durations {
   public static Duration parse(String text) {
     Matcher m = DURATION.matcher(text == null ? "" : text.toLowerCase(Locale.ROOT));
     if (!m.matches()) {
-      throw new IllegalArgumentException("'" + text + "' is not a duration (examples: 500ms, 1s, 1.5s, 2m)");
+      throw new IllegalArgumentException(
+          "'" + text + "' is not a duration (examples: 500ms, 1s, 1.5s, 2m)");
     }
-    long nanosPerUnit = switch (m.group(2) == null ? "s" : m.group(2)) {
-      case "ms" -> 1_000_000L;
-      case "m" -> 60_000_000_000L;
-      case "h" -> 3_600_000_000_000L;
-      default -> 1_000_000_000L;
-    };
+    long nanosPerUnit =
+        switch (m.group(2) == null ? "s" : m.group(2)) {
+          case "ms" -> 1_000_000L;
+          case "m" -> 60_000_000_000L;
+          case "h" -> 3_600_000_000_000L;
+          default -> 1_000_000_000L;
+        };
     try {
-      long nanos = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(nanosPerUnit)).longValueExact();
+      long nanos =
+          new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(nanosPerUnit)).longValueExact();
       return Duration.ofNanos(nanos);
     } catch (ArithmeticException e) {
-      throw new IllegalArgumentException("'" + text + "' is too long or finer than a nanosecond", e);
+      throw new IllegalArgumentException(
+          "'" + text + "' is too long or finer than a nanosecond", e);
     }
   }
 

@@ -22,7 +22,8 @@ public final class ProgressBar {
    * once its whole share is done, so the bar is full exactly when everything is.
    */
   public static String render(long done, long total, int width) {
-    int filled = total <= 0 ? width : (int) Math.min(width, Math.max(0, multiplyDivide(done, width, total)));
+    int filled =
+        total <= 0 ? width : (int) Math.min(width, Math.max(0, multiplyDivide(done, width, total)));
     return "[" + "#".repeat(filled) + ".".repeat(width - filled) + "]";
   }
 

@@ -5,13 +5,16 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A plain-text table: a header row, columns two spaces apart, each as wide as its widest cell,
- * text left-aligned and numbers right-aligned. Control characters in cells (a multi-line error
- * message) become spaces so one row stays one line.
+ * A plain-text table: a header row, columns two spaces apart, each as wide as its widest cell, text
+ * left-aligned and numbers right-aligned. Control characters in cells (a multi-line error message)
+ * become spaces so one row stays one line.
  */
 public final class Table {
   /** Which side of its column a cell sticks to. */
-  public enum Align { LEFT, RIGHT }
+  public enum Align {
+    LEFT,
+    RIGHT
+  }
 
   private static final String GAP = "  ";
 
@@ -25,7 +28,10 @@ public final class Table {
     Arrays.fill(aligns, Align.LEFT);
   }
 
-  /** A table with these column headers, every column left-aligned until {@link #alignRight} says otherwise. */
+  /**
+   * A table with these column headers, every column left-aligned until {@link #alignRight} says
+   * otherwise.
+   */
   public static Table withHeaders(String... headers) {
     return withHeaders(List.of(headers));
   }
@@ -54,7 +60,8 @@ public final class Table {
   /** As {@link #row(Object...)}. */
   public Table row(List<?> cells) {
     if (cells.size() != headers.size()) {
-      throw new IllegalArgumentException("row has " + cells.size() + " cells, table has " + headers.size() + " columns");
+      throw new IllegalArgumentException(
+          "row has " + cells.size() + " cells, table has " + headers.size() + " columns");
     }
     List<String> row = new ArrayList<>(cells.size());
     for (Object cell : cells) {

@@ -8,8 +8,8 @@ public final class Throughput {
   private Throughput() {}
 
   /**
-   * Bytes per second from {@code before} to {@code now} over {@code elapsedNanos}. A count that went
-   * down (a retried copy starting over) is no negative speed: it reads as zero.
+   * Bytes per second from {@code before} to {@code now} over {@code elapsedNanos}. A count that
+   * went down (a retried copy starting over) is no negative speed: it reads as zero.
    */
   public static double bytesPerSecond(long before, long now, long elapsedNanos) {
     if (elapsedNanos <= 0 || now <= before) {

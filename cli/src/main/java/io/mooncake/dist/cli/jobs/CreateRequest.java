@@ -14,7 +14,8 @@ import java.util.Set;
  * as that file, not as a field of a request the operator never wrote.
  */
 public final class CreateRequest {
-  private static final List<String> MODEL_FIELDS = List.of("model_id", "revision", "format", "provider");
+  private static final List<String> MODEL_FIELDS =
+      List.of("model_id", "revision", "format", "provider");
 
   private CreateRequest() {}
 
@@ -24,7 +25,8 @@ public final class CreateRequest {
    *
    * @throws IllegalArgumentException when the manifest lacks the model identity
    */
-  public static ObjectNode build(String jobId, JsonNode manifest, String seed, List<String> targets) {
+  public static ObjectNode build(
+      String jobId, JsonNode manifest, String seed, List<String> targets) {
     if (!manifest.isObject()) {
       throw new IllegalArgumentException("is not a JSON object");
     }
@@ -32,7 +34,8 @@ public final class CreateRequest {
     for (String field : MODEL_FIELDS) {
       JsonNode value = manifest.get(field);
       if (value == null || !value.isTextual() || value.asText().isEmpty()) {
-        throw new IllegalArgumentException("has no \"" + field + "\" (a string); is it a manifest?");
+        throw new IllegalArgumentException(
+            "has no \"" + field + "\" (a string); is it a manifest?");
       }
       model.set(field, value);
     }

@@ -1,6 +1,7 @@
 package io.mooncake.dist.cli.jobs;
 
 import io.mooncake.dist.cli.ExitCode;
+import io.mooncake.dist.cli.HelpOption;
 import io.mooncake.dist.cli.Json;
 import io.mooncake.dist.cli.MooncakeCli;
 import io.mooncake.dist.cli.master.JobView;
@@ -8,7 +9,6 @@ import io.mooncake.dist.cli.master.MasterReply;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
-import io.mooncake.dist.cli.HelpOption;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,24 +18,25 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code mooncake status}: one look at a job and its placements. */
-@Command(name = "status", sortOptions = false,
-    description = "Show a job's status, last_error and a table of its placements "
-        + "(node, role, state, staged / total, percent, checksum_verified, last_error).",
+@Command(
+    name = "status",
+    sortOptions = false,
+    description =
+        "Show a job's status, last_error and a table of its placements "
+            + "(node, role, state, staged / total, percent, checksum_verified, last_error).",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
-        "0:the job exists (whatever its state)",
-        "2:usage error",
-        "3:no such job (404), or the request was rejected",
-        "4:master unreachable or answering 5xx"})
+      "0:the job exists (whatever its state)",
+      "2:usage error",
+      "3:no such job (404), or the request was rejected",
+      "4:master unreachable or answering 5xx"
+    })
 public final class StatusCommand implements Callable<Integer> {
-  @Mixin
-  HelpOption help;
+  @Mixin HelpOption help;
 
-  @ParentCommand
-  MooncakeCli root;
+  @ParentCommand MooncakeCli root;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
   @Parameters(index = "0", paramLabel = "<job_id>", description = "The job's id.")
   String jobId;

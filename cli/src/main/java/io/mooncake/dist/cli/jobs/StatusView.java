@@ -28,12 +28,20 @@ public final class StatusView {
     return lines;
   }
 
-  /** NODE, ROLE, STATE, STAGED / TOTAL, PCT, VERIFIED, LAST_ERROR; sizes and percentages right-aligned. */
+  /**
+   * NODE, ROLE, STATE, STAGED / TOTAL, PCT, VERIFIED, LAST_ERROR; sizes and percentages
+   * right-aligned.
+   */
   static Table placements(List<PlacementView> placements) {
-    Table table = Table.withHeaders("NODE", "ROLE", "STATE", "STAGED / TOTAL", "PCT", "VERIFIED", "LAST_ERROR")
-        .alignRight(3, 4);
+    Table table =
+        Table.withHeaders(
+                "NODE", "ROLE", "STATE", "STAGED / TOTAL", "PCT", "VERIFIED", "LAST_ERROR")
+            .alignRight(3, 4);
     for (PlacementView p : placements) {
-      table.row(p.nodeId(), orDash(p.role()), p.state(),
+      table.row(
+          p.nodeId(),
+          orDash(p.role()),
+          p.state(),
           ByteSizes.format(p.stagedBytes()) + " / " + ByteSizes.format(p.totalBytes()),
           ProgressBar.percent(p.stagedBytes(), p.totalBytes()),
           p.checksumVerified() ? "yes" : "no",

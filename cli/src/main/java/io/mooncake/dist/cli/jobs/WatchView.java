@@ -18,8 +18,8 @@ import java.util.Set;
  * What {@code mooncake watch} shows after each poll, from the snapshots seen so far. Pure: the
  * caller passes the poll time, so rates and ETAs are tested without a clock.
  *
- * <p>A {@link Frame} carries both forms: the screen to redraw on a terminal (a bar, rate and ETA per
- * node) and, for logs and pipes, one line per thing that changed since the previous poll.
+ * <p>A {@link Frame} carries both forms: the screen to redraw on a terminal (a bar, rate and ETA
+ * per node) and, for logs and pipes, one line per thing that changed since the previous poll.
  */
 public final class WatchView {
   static final int BAR_WIDTH = 30;
@@ -44,12 +44,27 @@ public final class WatchView {
     String stamp = String.format(Locale.ROOT, "[%6.1fs]", (nowNanos - startNanos) / 1e9);
     List<String> changes = new ArrayList<>();
     if (!job.status().equals(previousStatus)) {
-      changes.add(stamp + " job " + job.jobId() + " " + job.status()
-          + (job.lastError() == null ? "" : ": " + job.lastError()));
+      changes.add(
+          stamp
+              + " job "
+              + job.jobId()
+              + " "
+              + job.status()
+              + (job.lastError() == null ? "" : ": " + job.lastError()));
       previousStatus = job.status();
     }
-    Table table = Table.withHeaders("NODE", "ROLE", "STATE", "PROGRESS", "PCT", "STAGED / TOTAL", "RATE", "ETA",
-        "LAST_ERROR").alignRight(4, 5, 6, 7);
+    Table table =
+        Table.withHeaders(
+                "NODE",
+                "ROLE",
+                "STATE",
+                "PROGRESS",
+                "PCT",
+                "STAGED / TOTAL",
+                "RATE",
+                "ETA",
+                "LAST_ERROR")
+            .alignRight(4, 5, 6, 7);
     for (PlacementView p : job.placements()) {
       Sample before = previous.get(p.nodeId());
       String staged = ByteSizes.format(p.stagedBytes()) + " / " + ByteSizes.format(p.totalBytes());
@@ -59,43 +74,93 @@ public final class WatchView {
       String rate = "-";
       String eta = "-";
       if (moving) {
-        double bps = Throughput.bytesPerSecond(before.stagedBytes(), p.stagedBytes(), nowNanos - before.atNanos());
+        double bps =
+            Throughput.bytesPerSecond(
+                before.stagedBytes(), p.stagedBytes(), nowNanos - before.atNanos());
         rate = Throughput.formatRate(bps);
         eta = Throughput.formatEta(Throughput.eta(p.totalBytes() - p.stagedBytes(), bps));
       }
-      table.row(p.nodeId(), StatusView.orDash(p.role()), p.state(),
-          ProgressBar.render(p.stagedBytes(), p.totalBytes(), BAR_WIDTH), pct, staged, rate, eta,
+      table.row(
+          p.nodeId(),
+          StatusView.orDash(p.role()),
+          p.state(),
+          ProgressBar.render(p.stagedBytes(), p.totalBytes(), BAR_WIDTH),
+          pct,
+          staged,
+          rate,
+          eta,
           StatusView.orDash(p.lastError()));
-      if (before == null || before.stagedBytes() != p.stagedBytes() || !before.state().equals(p.state())
+      if (before == null
+          || before.stagedBytes() != p.stagedBytes()
+          || !before.state().equals(p.state())
           || !Objects.equals(before.lastError(), p.lastError())) {
-        changes.add(stamp + " " + p.nodeId() + " " + p.state() + "  " + pct + "  " + staged
-            + (moving ? "  " + rate + "  ETA " + eta : "")
-            + (p.lastError() == null ? "" : "  " + p.lastError()));
+        changes.add(
+            stamp
+                + " "
+                + p.nodeId()
+                + " "
+                + p.state()
+                + "  "
+                + pct
+                + "  "
+                + staged
+                + (moving ? "  " + rate + "  ETA " + eta : "")
+                + (p.lastError() == null ? "" : "  " + p.lastError()));
       }
       previous.put(p.nodeId(), new Sample(p.stagedBytes(), nowNanos, p.state(), p.lastError()));
     }
     List<String> screen = new ArrayList<>();
-    screen.add("job " + job.jobId() + "  " + job.status() + "  " + stamp.substring(1, stamp.length() - 1).strip()
-        + (job.lastError() == null ? "" : "  " + job.lastError()));
+    screen.add(
+        "job "
+            + job.jobId()
+            + "  "
+            + job.status()
+            + "  "
+            + stamp.substring(1, stamp.length() - 1).strip()
+            + (job.lastError() == null ? "" : "  " + job.lastError()));
     screen.addAll(table.lines());
     return new Frame(List.copyOf(screen), List.copyOf(changes));
   }
 
-  /** The closing lines once the job is terminal: the outcome and, unless completed, every error known. */
+  /**
+   * The closing lines once the job is terminal: the outcome and, unless completed, every error
+   * known.
+   */
   public static List<String> outcome(JobView job, long elapsedNanos) {
     List<String> lines = new ArrayList<>();
     String after = String.format(Locale.ROOT, " after %.1fs", elapsedNanos / 1e9);
     if (job.completed()) {
       long staged = job.placements().stream().filter(p -> p.state().equals("staged")).count();
-      lines.add("job " + job.jobId() + " completed: " + staged + "/" + job.placements().size()
-          + " placements staged" + after);
+      lines.add(
+          "job "
+              + job.jobId()
+              + " completed: "
+              + staged
+              + "/"
+              + job.placements().size()
+              + " placements staged"
+              + after);
       return lines;
     }
-    lines.add("job " + job.jobId() + " " + job.status() + after + ": " + StatusView.orDash(job.lastError()));
+    lines.add(
+        "job "
+            + job.jobId()
+            + " "
+            + job.status()
+            + after
+            + ": "
+            + StatusView.orDash(job.lastError()));
     for (PlacementView p : job.placements()) {
       if (p.lastError() != null || !p.state().equals("staged")) {
-        lines.add("  " + p.nodeId() + " (" + StatusView.orDash(p.role()) + ") " + p.state() + ": "
-            + StatusView.orDash(p.lastError()));
+        lines.add(
+            "  "
+                + p.nodeId()
+                + " ("
+                + StatusView.orDash(p.role())
+                + ") "
+                + p.state()
+                + ": "
+                + StatusView.orDash(p.lastError()));
       }
     }
     return lines;

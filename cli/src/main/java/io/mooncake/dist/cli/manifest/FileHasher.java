@@ -61,8 +61,15 @@ public final class FileHasher {
         }
       }
       if (done != expected || ch.size() != expected) {
-        throw new IOException(label + " changed while it was hashed (size " + expected + " when opened, "
-            + done + " bytes read, " + ch.size() + " now)");
+        throw new IOException(
+            label
+                + " changed while it was hashed (size "
+                + expected
+                + " when opened, "
+                + done
+                + " bytes read, "
+                + ch.size()
+                + " now)");
       }
     }
     return new Hashed(done, HexFormat.of().formatHex(sha256.digest()));

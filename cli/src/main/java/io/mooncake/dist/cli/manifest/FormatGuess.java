@@ -14,7 +14,10 @@ public final class FormatGuess {
 
   private FormatGuess() {}
 
-  /** The first format in that order some path ends with ({@code .<format>}, any case); empty if none. */
+  /**
+   * The first format in that order some path ends with ({@code .<format>}, any case); empty if
+   * none.
+   */
   public static Optional<String> fromPaths(List<String> paths) {
     for (String format : ORDER) {
       String ext = "." + format;

@@ -10,8 +10,12 @@ import java.util.Locale;
  * the prefix) are tested without touching a disk.
  */
 public final class ManifestBuilder {
-  /** The master refuses manifests with more objects (its ObjectIds.MAX_TOTAL); checked before any id is made. */
+  /**
+   * The master refuses manifests with more objects (its ObjectIds.MAX_TOTAL); checked before any id
+   * is made.
+   */
   public static final long MAX_OBJECTS = 1_000_000;
+
   static final String FILE_MANIFEST_VERSION = "v1";
 
   /** One file's manifest path, size and SHA-256 (hex). */
@@ -19,7 +23,9 @@ public final class ManifestBuilder {
 
   private ManifestBuilder() {}
 
-  /** Number of chunks of {@code chunk} bytes that cover {@code size} bytes: zero for an empty file. */
+  /**
+   * Number of chunks of {@code chunk} bytes that cover {@code size} bytes: zero for an empty file.
+   */
   public static long chunkCount(long size, long chunk) {
     return size == 0 ? 0 : (size - 1) / chunk + 1;
   }
@@ -42,8 +48,13 @@ public final class ManifestBuilder {
       objects += chunkCount(f.sizeBytes(), options.chunkSizeBytes());
     }
     if (objects > MAX_OBJECTS) {
-      throw new IllegalArgumentException("a chunk size of " + options.chunkSizeBytes() + " bytes cuts the model into "
-          + objects + " objects; the master accepts at most " + MAX_OBJECTS);
+      throw new IllegalArgumentException(
+          "a chunk size of "
+              + options.chunkSizeBytes()
+              + " bytes cuts the model into "
+              + objects
+              + " objects; the master accepts at most "
+              + MAX_OBJECTS);
     }
     List<ManifestDocument.Entry> entries = new ArrayList<>(files.size());
     long total = 0;
@@ -53,12 +64,26 @@ public final class ManifestBuilder {
       for (int i = 0; i < count; i++) {
         ids.add(objectId(options.objectPrefix(), f.path(), i));
       }
-      entries.add(new ManifestDocument.Entry(f.path(), f.sizeBytes(), "sha256:" + f.sha256Hex(),
-          options.urlBase().resolve(f.path()), options.artifactKey(), ids, options.chunkSizeBytes(), count,
-          options.objectPrefix()));
+      entries.add(
+          new ManifestDocument.Entry(
+              f.path(),
+              f.sizeBytes(),
+              "sha256:" + f.sha256Hex(),
+              options.urlBase().resolve(f.path()),
+              options.artifactKey(),
+              ids,
+              options.chunkSizeBytes(),
+              count,
+              options.objectPrefix()));
       total += f.sizeBytes();
     }
-    return new ManifestDocument(options.modelId(), options.revision(), options.format(), options.provider(),
-        total, FILE_MANIFEST_VERSION, entries);
+    return new ManifestDocument(
+        options.modelId(),
+        options.revision(),
+        options.format(),
+        options.provider(),
+        total,
+        FILE_MANIFEST_VERSION,
+        entries);
   }
 }

@@ -8,19 +8,19 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code mooncake manifest}: groups the manifest subcommands (today, {@code build}). */
-@Command(name = "manifest",
+@Command(
+    name = "manifest",
     description = "Work with model manifests (the RFC's 'manifest' object).",
     subcommands = BuildCommand.class)
 public final class ManifestCommand implements Runnable {
-  @Mixin
-  HelpOption help;
+  @Mixin HelpOption help;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "missing subcommand; one of: "
-        + String.join(", ", spec.subcommands().keySet()));
+    throw new ParameterException(
+        spec.commandLine(),
+        "missing subcommand; one of: " + String.join(", ", spec.subcommands().keySet()));
   }
 }

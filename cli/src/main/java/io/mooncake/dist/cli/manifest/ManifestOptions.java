@@ -3,7 +3,8 @@ package io.mooncake.dist.cli.manifest;
 /**
  * What the operator chose for a manifest, defaults already applied.
  *
- * @param urlBase where the seed downloads from, ending in '/'; each file's relative path is appended
+ * @param urlBase where the seed downloads from, ending in '/'; each file's relative path is
+ *     appended
  * @param objectPrefix the start of every object id, without a trailing '/'
  */
 public record ManifestOptions(

@@ -36,50 +36,59 @@ public final class ModelFolder {
     Path real = base.toRealPath();
     List<ModelFile> files = new ArrayList<>();
     List<String> skipped = new ArrayList<>();
-    Files.walkFileTree(base, EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE, new SimpleFileVisitor<>() {
-      @Override
-      public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-        if (dir.equals(base)) {
-          return FileVisitResult.CONTINUE;
-        }
-        if (hidden(dir)) {
-          return FileVisitResult.SKIP_SUBTREE;
-        }
-        if (!dir.toRealPath().startsWith(real)) {
-          skipped.add(relative(base, dir) + "/ (link leaves the folder)");
-          return FileVisitResult.SKIP_SUBTREE;
-        }
-        return FileVisitResult.CONTINUE;
-      }
+    Files.walkFileTree(
+        base,
+        EnumSet.of(FileVisitOption.FOLLOW_LINKS),
+        Integer.MAX_VALUE,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
+              throws IOException {
+            if (dir.equals(base)) {
+              return FileVisitResult.CONTINUE;
+            }
+            if (hidden(dir)) {
+              return FileVisitResult.SKIP_SUBTREE;
+            }
+            if (!dir.toRealPath().startsWith(real)) {
+              skipped.add(relative(base, dir) + "/ (link leaves the folder)");
+              return FileVisitResult.SKIP_SUBTREE;
+            }
+            return FileVisitResult.CONTINUE;
+          }
 
-      @Override
-      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-        if (hidden(file)) {
-          return FileVisitResult.CONTINUE;
-        }
-        // With FOLLOW_LINKS the attributes are the target's; a dangling link reports itself as a link.
-        if (!attrs.isRegularFile()) {
-          skipped.add(relative(base, file) + (attrs.isSymbolicLink() ? " (dangling link)" : " (not a regular file)"));
-          return FileVisitResult.CONTINUE;
-        }
-        Path target = file.toRealPath();
-        if (!target.startsWith(real)) {
-          skipped.add(relative(base, file) + " (link leaves the folder)");
-        } else if (!exclude.contains(target)) {
-          files.add(new ModelFile(relative(base, file), file));
-        }
-        return FileVisitResult.CONTINUE;
-      }
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+              throws IOException {
+            if (hidden(file)) {
+              return FileVisitResult.CONTINUE;
+            }
+            // With FOLLOW_LINKS the attributes are the target's; a dangling link reports itself as
+            // a link.
+            if (!attrs.isRegularFile()) {
+              skipped.add(
+                  relative(base, file)
+                      + (attrs.isSymbolicLink() ? " (dangling link)" : " (not a regular file)"));
+              return FileVisitResult.CONTINUE;
+            }
+            Path target = file.toRealPath();
+            if (!target.startsWith(real)) {
+              skipped.add(relative(base, file) + " (link leaves the folder)");
+            } else if (!exclude.contains(target)) {
+              files.add(new ModelFile(relative(base, file), file));
+            }
+            return FileVisitResult.CONTINUE;
+          }
 
-      @Override
-      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-        if (e instanceof FileSystemLoopException) {
-          skipped.add(relative(base, file) + "/ (link cycle)");
-          return FileVisitResult.CONTINUE;
-        }
-        throw e;
-      }
-    });
+          @Override
+          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+            if (e instanceof FileSystemLoopException) {
+              skipped.add(relative(base, file) + "/ (link cycle)");
+              return FileVisitResult.CONTINUE;
+            }
+            throw e;
+          }
+        });
     files.sort(Comparator.comparing(ModelFile::relativePath));
     return new Listing(List.copyOf(files), List.copyOf(skipped));
   }

@@ -7,8 +7,8 @@ import java.util.Locale;
 
 /**
  * Where the seed downloads a model's files from: a {@code file://} or {@code http(s)://} base to
- * which each relative path is appended, percent-encoded segment by segment (the seed parses
- * {@code file://} URLs as URIs, so a space in a file name must arrive as {@code %20}).
+ * which each relative path is appended, percent-encoded segment by segment (the seed parses {@code
+ * file://} URLs as URIs, so a space in a file name must arrive as {@code %20}).
  */
 public final class UrlBase {
   private final String base;
@@ -25,7 +25,8 @@ public final class UrlBase {
   /**
    * An operator-given base.
    *
-   * @throws IllegalArgumentException when it is not a {@code file:///...} or {@code http(s)://host/...} URL
+   * @throws IllegalArgumentException when it is not a {@code file:///...} or {@code
+   *     http(s)://host/...} URL
    */
   public static UrlBase parse(String text) {
     URI uri;
@@ -35,13 +36,15 @@ public final class UrlBase {
       throw new IllegalArgumentException("'" + text + "' is not a URL: " + e.getMessage(), e);
     }
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    boolean ok = switch (scheme) {
-      case "file" -> text.regionMatches(true, 0, "file:///", 0, 8);
-      case "http", "https" -> uri.getHost() != null && !uri.getHost().isEmpty();
-      default -> false;
-    };
+    boolean ok =
+        switch (scheme) {
+          case "file" -> text.regionMatches(true, 0, "file:///", 0, 8);
+          case "http", "https" -> uri.getHost() != null && !uri.getHost().isEmpty();
+          default -> false;
+        };
     if (!ok) {
-      throw new IllegalArgumentException("must be a file:///absolute/path/ or http(s)://host/path/ base, got '" + text + "'");
+      throw new IllegalArgumentException(
+          "must be a file:///absolute/path/ or http(s)://host/path/ base, got '" + text + "'");
     }
     return new UrlBase(text);
   }
@@ -69,11 +72,17 @@ public final class UrlBase {
   private static void encodeSegment(String segment, StringBuilder out) {
     for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
-      if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '.' || c == '_' || c == '~') {
+      if ((c >= 'A' && c <= 'Z')
+          || (c >= 'a' && c <= 'z')
+          || (c >= '0' && c <= '9')
+          || c == '-'
+          || c == '.'
+          || c == '_'
+          || c == '~') {
         out.append((char) c);
       } else {
-        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+        out.append('%')
+            .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
             .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
       }
     }

@@ -23,7 +23,10 @@ public record JobView(
     placements = List.copyOf(placements);
   }
 
-  /** Reads the RFC snapshot ({@code job_id, status, last_error, placements[]}) and the master's extras. */
+  /**
+   * Reads the RFC snapshot ({@code job_id, status, last_error, placements[]}) and the master's
+   * extras.
+   */
   public static JobView of(JsonNode snapshot) {
     long total = snapshot.path("total_size_bytes").asLong(0);
     List<PlacementView> placements = new ArrayList<>();

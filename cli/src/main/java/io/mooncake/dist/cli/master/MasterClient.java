@@ -24,15 +24,17 @@ import javax.net.ssl.SSLContext;
 
 /**
  * The master's HTTP API as the CLI uses it. Every call returns the status and JSON body for the
- * command to interpret (a 404 means something different to {@code status} and {@code cancel});
- * what means the same everywhere is decided here: no connection or a 5xx is {@link
+ * command to interpret (a 404 means something different to {@code status} and {@code cancel}); what
+ * means the same everywhere is decided here: no connection or a 5xx is {@link
  * ExitCode#UNREACHABLE}, a body that is not JSON means we are not talking to a master.
  */
 public final class MasterClient {
   /** The RFC's job resource. */
   public static final String JOBS = "/api/v1/model-distribution/jobs";
+
   /** Cancel a job: {@code POST ...?job_id=}. */
   public static final String CANCEL = JOBS + "/cancel";
+
   /** Registered nodes. */
   public static final String NODES = "/api/v1/nodes";
 
@@ -47,7 +49,10 @@ public final class MasterClient {
     this(base, null, null);
   }
 
-  /** A client sending {@code Authorization: Bearer <token>} when token is not null, trusting {@code ssl} when given. */
+  /**
+   * A client sending {@code Authorization: Bearer <token>} when token is not null, trusting {@code
+   * ssl} when given.
+   */
   public MasterClient(URI base, String token, SSLContext ssl) {
     String s = base.toString();
     this.base = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
@@ -72,9 +77,10 @@ public final class MasterClient {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot serialize a JSON tree", e);
     }
-    return send(HttpRequest.newBuilder(uri(path, Map.of()))
-        .header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+    return send(
+        HttpRequest.newBuilder(uri(path, Map.of()))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
   }
 
   /** {@code POST path?query} without a body. */
@@ -93,11 +99,15 @@ public final class MasterClient {
 
   private URI uri(String path, Map<String, String> query) {
     StringJoiner params = new StringJoiner("&", "?", "").setEmptyValue("");
-    query.forEach((k, v) -> {
-      if (v != null) {
-        params.add(URLEncoder.encode(k, StandardCharsets.UTF_8) + "=" + URLEncoder.encode(v, StandardCharsets.UTF_8));
-      }
-    });
+    query.forEach(
+        (k, v) -> {
+          if (v != null) {
+            params.add(
+                URLEncoder.encode(k, StandardCharsets.UTF_8)
+                    + "="
+                    + URLEncoder.encode(v, StandardCharsets.UTF_8));
+          }
+        });
     return URI.create(base + path + params);
   }
 
@@ -111,24 +121,54 @@ public final class MasterClient {
     try {
       response = http.send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     } catch (IOException e) {
-      throw new CliException(ExitCode.UNREACHABLE, "cannot reach the master at " + base + ": " + describe(e), e);
+      throw new CliException(
+          ExitCode.UNREACHABLE, "cannot reach the master at " + base + ": " + describe(e), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new CliException(ExitCode.UNREACHABLE, "interrupted while waiting for the master at " + base, e);
+      throw new CliException(
+          ExitCode.UNREACHABLE, "interrupted while waiting for the master at " + base, e);
     }
     MasterReply reply = new MasterReply(response.statusCode(), parse(req, response));
     if (reply.status() == 401) {
-      throw new CliException(ExitCode.NOT_FOUND_OR_REJECTED, req.method() + " " + req.uri().getPath() + ": "
-          + reply.errorMessage() + " (HTTP 401 from " + base + "); "
-          + (token == null ? "set MOONCAKE_API_TOKEN or pass --token-file <file>" : "check the token"));
+      throw new CliException(
+          ExitCode.NOT_FOUND_OR_REJECTED,
+          req.method()
+              + " "
+              + req.uri().getPath()
+              + ": "
+              + reply.errorMessage()
+              + " (HTTP 401 from "
+              + base
+              + "); "
+              + (token == null
+                  ? "set MOONCAKE_API_TOKEN or pass --token-file <file>"
+                  : "check the token"));
     }
     if (reply.status() == 403) {
-      throw new CliException(ExitCode.NOT_FOUND_OR_REJECTED, req.method() + " " + req.uri().getPath() + ": "
-          + reply.errorMessage() + " (HTTP 403 from " + base + ")");
+      throw new CliException(
+          ExitCode.NOT_FOUND_OR_REJECTED,
+          req.method()
+              + " "
+              + req.uri().getPath()
+              + ": "
+              + reply.errorMessage()
+              + " (HTTP 403 from "
+              + base
+              + ")");
     }
     if (reply.status() >= 500) {
-      throw new CliException(ExitCode.UNREACHABLE, req.method() + " " + req.uri().getPath() + ": "
-          + reply.errorMessage() + " (HTTP " + reply.status() + " from " + base + ")");
+      throw new CliException(
+          ExitCode.UNREACHABLE,
+          req.method()
+              + " "
+              + req.uri().getPath()
+              + ": "
+              + reply.errorMessage()
+              + " (HTTP "
+              + reply.status()
+              + " from "
+              + base
+              + ")");
     }
     return reply;
   }
@@ -145,9 +185,17 @@ public final class MasterClient {
         // An error page from a proxy or a route this master does not have: the status says enough.
         return MissingNode.getInstance();
       }
-      throw new CliException(ExitCode.UNREACHABLE, req.method() + " " + req.uri().getPath()
-          + " answered HTTP " + response.statusCode() + " with a body that is not JSON; is " + base
-          + " a Mooncake master?", e);
+      throw new CliException(
+          ExitCode.UNREACHABLE,
+          req.method()
+              + " "
+              + req.uri().getPath()
+              + " answered HTTP "
+              + response.statusCode()
+              + " with a body that is not JSON; is "
+              + base
+              + " a Mooncake master?",
+          e);
     }
   }
 

@@ -13,8 +13,8 @@ public record MasterReply(int status, JsonNode body) {
   }
 
   /**
-   * Mooncake's {@code error_message} when the body is an error, else a generic line with the status,
-   * so the operator always sees why.
+   * Mooncake's {@code error_message} when the body is an error, else a generic line with the
+   * status, so the operator always sees why.
    */
   public String errorMessage() {
     String message = body.path("error_message").asText("");

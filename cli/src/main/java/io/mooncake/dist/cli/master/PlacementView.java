@@ -15,7 +15,10 @@ public record PlacementView(
     boolean checksumVerified,
     String lastError) {
 
-  /** Reads one placement; without {@code total_bytes} the job's total stands in (every target stages all of it). */
+  /**
+   * Reads one placement; without {@code total_bytes} the job's total stands in (every target stages
+   * all of it).
+   */
   public static PlacementView of(JsonNode p, long jobTotalBytes) {
     return new PlacementView(
         p.path("node_id").asText("?"),

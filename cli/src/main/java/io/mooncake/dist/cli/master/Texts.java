@@ -25,6 +25,13 @@ public final class Texts {
     }
     String id = model.path("model_id").asText("?");
     String revision = model.path("revision").asText("?");
-    return id + " " + revision + " (" + model.path("format").asText("?") + ", " + model.path("provider").asText("?") + ")";
+    return id
+        + " "
+        + revision
+        + " ("
+        + model.path("format").asText("?")
+        + ", "
+        + model.path("provider").asText("?")
+        + ")";
   }
 }

@@ -13,13 +13,16 @@ import java.util.Collection;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
-/** An {@link SSLContext} that trusts exactly the PEM certificates of one file ({@code --ca-cert}). */
+/**
+ * An {@link SSLContext} that trusts exactly the PEM certificates of one file ({@code --ca-cert}).
+ */
 public final class TrustedCertificates {
   private TrustedCertificates() {}
 
   public static SSLContext sslContext(Path pem) {
     try (InputStream in = Files.newInputStream(pem)) {
-      Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
+      Collection<? extends Certificate> certs =
+          CertificateFactory.getInstance("X.509").generateCertificates(in);
       if (certs.isEmpty()) {
         throw new IllegalArgumentException(pem + ": no PEM certificate in the file");
       }
@@ -29,7 +32,8 @@ public final class TrustedCertificates {
       for (Certificate c : certs) {
         store.setCertificateEntry("trusted-" + i++, c);
       }
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(store);
       SSLContext ctx = SSLContext.getInstance("TLS");
       ctx.init(null, tmf.getTrustManagers(), null);

@@ -3,6 +3,7 @@ package io.mooncake.dist.cli.nodes;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.cli.CliException;
 import io.mooncake.dist.cli.ExitCode;
+import io.mooncake.dist.cli.HelpOption;
 import io.mooncake.dist.cli.MooncakeCli;
 import io.mooncake.dist.cli.format.Table;
 import io.mooncake.dist.cli.master.MasterClient;
@@ -10,7 +11,6 @@ import io.mooncake.dist.cli.master.MasterReply;
 import java.io.PrintWriter;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import io.mooncake.dist.cli.HelpOption;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,36 +18,53 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code mooncake nodes}: lists registered nodes and whether they are live. */
-@Command(name = "nodes",
-    description = "List registered nodes (GET /api/v1/nodes); live = heartbeat within the last 10 s.",
+@Command(
+    name = "nodes",
+    description =
+        "List registered nodes (GET /api/v1/nodes); live = heartbeat within the last 10 s.",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
-        "0:listed (possibly none)",
-        "2:usage error",
-        "3:the request was rejected (4xx)",
-        "4:master unreachable or answering 5xx"})
+      "0:listed (possibly none)",
+      "2:usage error",
+      "3:the request was rejected (4xx)",
+      "4:master unreachable or answering 5xx"
+    })
 public final class NodesCommand implements Callable<Integer> {
-  @Mixin
-  HelpOption help;
+  @Mixin HelpOption help;
 
-  @ParentCommand
-  MooncakeCli root;
+  @ParentCommand MooncakeCli root;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
     MasterReply reply = root.masterClient(spec).get(MasterClient.NODES, Map.of());
     if (!reply.ok()) {
-      throw new CliException(ExitCode.NOT_FOUND_OR_REJECTED,
+      throw new CliException(
+          ExitCode.NOT_FOUND_OR_REJECTED,
           "listing nodes rejected (HTTP " + reply.status() + "): " + reply.errorMessage());
     }
-    Table table = Table.withHeaders("NODE_ID", "HOST", "PORT", "LIVE", "HEARTBEAT_AT", "STARTED_AT", "DATA_DIR",
-        "INSTANCE_ID").alignRight(2);
+    Table table =
+        Table.withHeaders(
+                "NODE_ID",
+                "HOST",
+                "PORT",
+                "LIVE",
+                "HEARTBEAT_AT",
+                "STARTED_AT",
+                "DATA_DIR",
+                "INSTANCE_ID")
+            .alignRight(2);
     for (JsonNode n : reply.body().path("nodes")) {
-      table.row(text(n, "node_id"), text(n, "host"), text(n, "port"), n.path("live").asBoolean(false) ? "yes" : "no",
-          text(n, "heartbeat_at"), text(n, "started_at"), text(n, "data_dir"), text(n, "instance_id"));
+      table.row(
+          text(n, "node_id"),
+          text(n, "host"),
+          text(n, "port"),
+          n.path("live").asBoolean(false) ? "yes" : "no",
+          text(n, "heartbeat_at"),
+          text(n, "started_at"),
+          text(n, "data_dir"),
+          text(n, "instance_id"));
     }
     PrintWriter out = spec.commandLine().getOut();
     table.lines().forEach(out::println);

@@ -21,10 +21,17 @@ final class IntervalText {
     unit(parts, ym.getSign() * ym.getYears(), "year", "years");
     unit(parts, ym.getSign() * ym.getMonths(), "mon", "mons");
     unit(parts, ds.getSign() * ds.getDays(), "day", "days");
-    boolean hasTime = ds.getHours() != 0 || ds.getMinutes() != 0 || ds.getSeconds() != 0 || ds.getNano() != 0;
+    boolean hasTime =
+        ds.getHours() != 0 || ds.getMinutes() != 0 || ds.getSeconds() != 0 || ds.getNano() != 0;
     if (hasTime || parts.isEmpty()) {
-      String time = String.format(Locale.ROOT, "%s%02d:%02d:%02d", ds.getSign() < 0 ? "-" : "",
-          ds.getHours(), ds.getMinutes(), ds.getSeconds());
+      String time =
+          String.format(
+              Locale.ROOT,
+              "%s%02d:%02d:%02d",
+              ds.getSign() < 0 ? "-" : "",
+              ds.getHours(),
+              ds.getMinutes(),
+              ds.getSeconds());
       if (ds.getMicro() != 0) {
         time += String.format(Locale.ROOT, ".%06d", ds.getMicro());
       }

@@ -32,8 +32,14 @@ class ByteSizesTest {
 
   @Test
   void garbageUnknownUnitsAndOverflowAreRejectedNamingTheText() {
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("lots")).getMessage().contains("'lots'"));
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("3X")).getMessage().contains("unknown unit"));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("lots"))
+            .getMessage()
+            .contains("'lots'"));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("3X"))
+            .getMessage()
+            .contains("unknown unit"));
     assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("1.5M"));
     assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("9999999999T"));
     assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse(""));

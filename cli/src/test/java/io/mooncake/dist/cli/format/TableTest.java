@@ -10,20 +10,22 @@ class TableTest {
 
   @Test
   void columnsAreAsWideAsTheirWidestCellAndTwoSpacesApart() {
-    Table t = Table.withHeaders("NODE", "STATE").row("127.0.0.1:25001", "staged").row("n2", "acquiring");
-    assertEquals(List.of(
-        "NODE             STATE",
-        "127.0.0.1:25001  staged",
-        "n2               acquiring"), t.lines());
+    Table t =
+        Table.withHeaders("NODE", "STATE").row("127.0.0.1:25001", "staged").row("n2", "acquiring");
+    assertEquals(
+        List.of("NODE             STATE", "127.0.0.1:25001  staged", "n2               acquiring"),
+        t.lines());
   }
 
   @Test
   void rightAlignedColumnsPadOnTheLeftHeaderIncluded() {
-    Table t = Table.withHeaders("node", "tasks", "state").alignRight(1).row("a", 7, "pending").row("b", 1234, "failed");
-    assertEquals(List.of(
-        "node  tasks  state",
-        "a         7  pending",
-        "b      1234  failed"), t.lines());
+    Table t =
+        Table.withHeaders("node", "tasks", "state")
+            .alignRight(1)
+            .row("a", 7, "pending")
+            .row("b", 1234, "failed");
+    assertEquals(
+        List.of("node  tasks  state", "a         7  pending", "b      1234  failed"), t.lines());
   }
 
   @Test

@@ -23,16 +23,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The master-facing subcommands against a fake master: what they send, what they print, how they exit. */
+/**
+ * The master-facing subcommands against a fake master: what they send, what they print, how they
+ * exit.
+ */
 class MasterCommandsTest {
   private static final String JOBS = "/api/v1/model-distribution/jobs";
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String MANIFEST = """
+  private static final String MANIFEST =
+      """
       {"model_id": "demo-model", "revision": "r1", "format": "bin", "provider": "local",
        "total_size_bytes": 1048576, "file_manifest_version": "v1", "files": []}""";
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
   FakeMaster master;
 
   @BeforeEach
@@ -58,18 +61,37 @@ class MasterCommandsTest {
   }
 
   private static String staged(String id, String status, String error) {
-    return job(id, status, error, MIB,
+    return job(
+        id,
+        status,
+        error,
+        MIB,
         placement("127.0.0.1:25001", "seed", "staged", MIB, MIB, true, null),
-        placement("127.0.0.1:25002", "follower", status.equals("completed") ? "staged" : "failed",
-            status.equals("completed") ? MIB : 0, MIB, status.equals("completed"), error));
+        placement(
+            "127.0.0.1:25002",
+            "follower",
+            status.equals("completed") ? "staged" : "failed",
+            status.equals("completed") ? MIB : 0,
+            MIB,
+            status.equals("completed"),
+            error));
   }
 
   @Test
   void submitPostsTheRfcCreateRequestAndPrintsTheJobId() throws Exception {
     master.on("POST", JOBS, answer(201, job("job-7", "planned", null, MIB)));
 
-    CliRun run = cli("submit", "--manifest", manifestFile().toString(), "--seed", "127.0.0.1:25001",
-        "--targets", "127.0.0.1:25002,127.0.0.1:25003", "--job-id", "job-7");
+    CliRun run =
+        cli(
+            "submit",
+            "--manifest",
+            manifestFile().toString(),
+            "--seed",
+            "127.0.0.1:25001",
+            "--targets",
+            "127.0.0.1:25002,127.0.0.1:25003",
+            "--job-id",
+            "job-7");
 
     assertEquals(0, run.exitCode(), run.transcript());
     assertEquals("job-7\n", run.out());
@@ -81,7 +103,8 @@ class MasterCommandsTest {
     assertEquals("demo-model", body.get("model").get("model_id").asText());
     assertEquals(JSON.readTree(MANIFEST), body.get("manifest"));
     assertEquals("127.0.0.1:25001", body.get("seed_node_id").asText());
-    assertEquals(JSON.readTree("[\"127.0.0.1:25001\", \"127.0.0.1:25002\", \"127.0.0.1:25003\"]"),
+    assertEquals(
+        JSON.readTree("[\"127.0.0.1:25001\", \"127.0.0.1:25002\", \"127.0.0.1:25003\"]"),
         body.get("target_nodes"));
     assertEquals(3, body.get("replica_policy").get("target_replica_count").asInt());
   }
@@ -90,7 +113,16 @@ class MasterCommandsTest {
   void submitWithoutAJobIdSendsARandomUuidAndJsonPrintsTheSnapshot() throws Exception {
     master.on("POST", JOBS, answer(200, job("from-master", "replicating", null, MIB)));
 
-    CliRun run = cli("submit", "--manifest", manifestFile().toString(), "--seed", "a:1", "--targets", "a:1", "--json");
+    CliRun run =
+        cli(
+            "submit",
+            "--manifest",
+            manifestFile().toString(),
+            "--seed",
+            "a:1",
+            "--targets",
+            "a:1",
+            "--json");
 
     assertEquals(0, run.exitCode(), run.transcript());
     assertEquals("replicating", JSON.readTree(run.out()).get("status").asText());
@@ -99,19 +131,42 @@ class MasterCommandsTest {
 
   @Test
   void aSubmitTheMasterRejectsExitsThreeWithItsMessage() throws Exception {
-    master.on("POST", JOBS, answer(409, """
+    master.on(
+        "POST",
+        JOBS,
+        answer(
+            409,
+            """
         {"success": false, "error_code": 409, "error_message": "job_id 'job-7' already exists with a different request body", "field": "job_id"}"""));
 
-    CliRun run = cli("submit", "--manifest", manifestFile().toString(), "--seed", "a:1", "--targets", "b:1",
-        "--job-id", "job-7");
+    CliRun run =
+        cli(
+            "submit",
+            "--manifest",
+            manifestFile().toString(),
+            "--seed",
+            "a:1",
+            "--targets",
+            "b:1",
+            "--job-id",
+            "job-7");
 
     assertEquals(3, run.exitCode(), run.transcript());
-    assertTrue(run.err().contains("already exists with a different request body"), run.transcript());
+    assertTrue(
+        run.err().contains("already exists with a different request body"), run.transcript());
   }
 
   @Test
   void submitWithAMissingManifestIsAUsageErrorAndSendsNothing() {
-    CliRun run = cli("submit", "--manifest", dir.resolve("none.json").toString(), "--seed", "a:1", "--targets", "b:1");
+    CliRun run =
+        cli(
+            "submit",
+            "--manifest",
+            dir.resolve("none.json").toString(),
+            "--seed",
+            "a:1",
+            "--targets",
+            "b:1");
     assertEquals(2, run.exitCode(), run.transcript());
     assertTrue(run.err().contains("--manifest"), run.transcript());
     assertEquals(List.of(), master.requests());
@@ -131,7 +186,12 @@ class MasterCommandsTest {
 
   @Test
   void statusOfAnUnknownJobExitsThree() {
-    master.on("GET", JOBS, answer(404, """
+    master.on(
+        "GET",
+        JOBS,
+        answer(
+            404,
+            """
         {"success": false, "error_code": 404, "error_message": "no distribution job with job_id 'nope'", "field": "job_id"}"""));
 
     CliRun run = cli("status", "nope");
@@ -148,10 +208,18 @@ class MasterCommandsTest {
 
   @Test
   void watchPollsUntilTheJobCompletesAndExitsZero() {
-    master.on("GET", JOBS,
-        answer(200, job("job-1", "replicating", null, MIB,
-            placement("127.0.0.1:25001", "seed", "staged", MIB, MIB, true, null),
-            placement("127.0.0.1:25002", "follower", "acquiring", MIB / 4, MIB, false, null))),
+    master.on(
+        "GET",
+        JOBS,
+        answer(
+            200,
+            job(
+                "job-1",
+                "replicating",
+                null,
+                MIB,
+                placement("127.0.0.1:25001", "seed", "staged", MIB, MIB, true, null),
+                placement("127.0.0.1:25002", "follower", "acquiring", MIB / 4, MIB, false, null))),
         answer(200, staged("job-1", "completed", null)));
 
     CliRun run = cli("watch", "job-1", "--interval", "1ms");
@@ -165,13 +233,16 @@ class MasterCommandsTest {
 
   @Test
   void watchOfAFailedJobExitsOneAndPrintsTheErrors() {
-    master.on("GET", JOBS, answer(200, staged("job-1", "failed", "source file not found: /m/model.bin")));
+    master.on(
+        "GET", JOBS, answer(200, staged("job-1", "failed", "source file not found: /m/model.bin")));
 
     CliRun run = cli("watch", "job-1", "--interval", "1ms");
 
     assertEquals(1, run.exitCode(), run.transcript());
     assertTrue(run.out().contains("job job-1 failed after"), run.transcript());
-    assertTrue(run.out().contains("  127.0.0.1:25002 (follower) failed: source file not found: /m/model.bin"),
+    assertTrue(
+        run.out()
+            .contains("  127.0.0.1:25002 (follower) failed: source file not found: /m/model.bin"),
         run.transcript());
   }
 
@@ -183,7 +254,8 @@ class MasterCommandsTest {
 
   @Test
   void watchOfAnUnknownJobExitsThree() {
-    master.on("GET", JOBS, answer(404, "{\"error_message\": \"no distribution job with job_id 'x'\"}"));
+    master.on(
+        "GET", JOBS, answer(404, "{\"error_message\": \"no distribution job with job_id 'x'\"}"));
     assertEquals(3, cli("watch", "x").exitCode());
   }
 
@@ -202,7 +274,12 @@ class MasterCommandsTest {
 
   @Test
   void cancellingAFinishedJobIsAConflictExitingFiveWithTheMastersMessage() {
-    master.on("POST", JOBS + "/cancel", answer(409, """
+    master.on(
+        "POST",
+        JOBS + "/cancel",
+        answer(
+            409,
+            """
         {"success": false, "error_code": 409, "error_message": "job 'job-1' is already completed", "field": "job_id"}"""));
 
     CliRun run = cli("cancel", "job-1");
@@ -220,13 +297,19 @@ class MasterCommandsTest {
   private static String jobsPage(String next, String... ids) {
     StringBuilder jobs = new StringBuilder();
     for (String id : ids) {
-      jobs.append(jobs.isEmpty() ? "" : ",").append("""
+      jobs.append(jobs.isEmpty() ? "" : ",")
+          .append(
+              """
           {"job_id": "%s", "status": "failed", "model": {"model_id": "m", "revision": "r1", "format": "bin",
            "provider": "local"}, "seed_node_id": "a:1", "total_size_bytes": %d, "target_count": 2,
            "placements_staged": 1, "placements_failed": 1, "created_at": "2025-12-01T05:00:02Z"}"""
-          .formatted(id, id.length() * 3145728L));
+                  .formatted(id, id.length() * 3145728L));
     }
-    return "{\"jobs\": [" + jobs + "], \"next\": " + (next == null ? "null" : "\"" + next + "\"") + "}";
+    return "{\"jobs\": ["
+        + jobs
+        + "], \"next\": "
+        + (next == null ? "null" : "\"" + next + "\"")
+        + "}";
   }
 
   @Test
@@ -239,8 +322,10 @@ class MasterCommandsTest {
     List<String> lines = run.out().lines().toList();
     assertEquals(3, lines.size(), run.transcript());
     assertTrue(lines.get(0).startsWith("JOB_ID  STATUS  MODEL"), run.transcript());
-    assertTrue(lines.get(1).contains("12.0 MiB") && lines.get(2).contains("9.0 MiB"), run.transcript());
-    assertEquals(lines.get(1).indexOf("MiB"), lines.get(2).indexOf("MiB"), "sizes are right-aligned");
+    assertTrue(
+        lines.get(1).contains("12.0 MiB") && lines.get(2).contains("9.0 MiB"), run.transcript());
+    assertEquals(
+        lines.get(1).indexOf("MiB"), lines.get(2).indexOf("MiB"), "sizes are right-aligned");
     assertTrue(lines.get(1).contains("  1/2  "), run.transcript());
     assertEquals(null, master.requests().get(0).query());
     assertTrue(run.err().contains("more jobs exist"), run.transcript());
@@ -248,19 +333,29 @@ class MasterCommandsTest {
 
   @Test
   void jobsWithALimitPassesStateAndFollowsPagesUntilItHasEnough() {
-    master.on("GET", JOBS, answer(200, jobsPage("cursor-1", "j-4", "j-3")), answer(200, jobsPage(null, "j-2", "j-1")));
+    master.on(
+        "GET",
+        JOBS,
+        answer(200, jobsPage("cursor-1", "j-4", "j-3")),
+        answer(200, jobsPage(null, "j-2", "j-1")));
 
     CliRun run = cli("jobs", "--state", "failed", "--limit", "3");
 
     assertEquals(0, run.exitCode(), run.transcript());
     assertEquals(4, run.out().lines().count(), run.transcript());
-    assertEquals(List.of("state=failed&limit=3", "state=failed&limit=1&after=cursor-1"),
+    assertEquals(
+        List.of("state=failed&limit=3", "state=failed&limit=1&after=cursor-1"),
         master.requests().stream().map(FakeMaster.Request::query).toList());
   }
 
   @Test
   void jobsWithAStateTheMasterRejectsExitsThreeWithItsMessage() {
-    master.on("GET", JOBS, answer(400, """
+    master.on(
+        "GET",
+        JOBS,
+        answer(
+            400,
+            """
         {"success": false, "error_code": 400, "error_message": "state: must be one of planned, seeding", "field": "state"}"""));
     CliRun run = cli("jobs", "--state", "done");
     assertEquals(3, run.exitCode(), run.transcript());
@@ -269,7 +364,12 @@ class MasterCommandsTest {
 
   @Test
   void nodesListsEveryNodeWithLiveness() {
-    master.on("GET", "/api/v1/nodes", answer(200, """
+    master.on(
+        "GET",
+        "/api/v1/nodes",
+        answer(
+            200,
+            """
         {"nodes": [{"node_id": "127.0.0.1:25001", "host": "127.0.0.1", "port": 25001, "data_dir": "/var/lib/mc/n1",
                     "instance_id": "i-1", "started_at": "2025-12-01T05:00:00Z", "heartbeat_at": "2025-12-01T05:01:00Z",
                     "live": true}]}"""));
@@ -278,7 +378,8 @@ class MasterCommandsTest {
 
     assertEquals(0, run.exitCode(), run.transcript());
     List<String> lines = run.out().lines().toList();
-    assertTrue(lines.get(0).startsWith("NODE_ID          HOST        PORT  LIVE"), run.transcript());
+    assertTrue(
+        lines.get(0).startsWith("NODE_ID          HOST        PORT  LIVE"), run.transcript());
     assertTrue(lines.get(1).startsWith("127.0.0.1:25001  127.0.0.1  25001  yes"), run.transcript());
   }
 
@@ -292,12 +393,19 @@ class MasterCommandsTest {
     assertEquals(0, run.exitCode(), run.transcript());
     assertEquals("Bearer tok-0123456789abcdef", master.requests().get(0).authorization());
 
-    master.on("GET", "/api/v1/nodes", answer(401, """
+    master.on(
+        "GET",
+        "/api/v1/nodes",
+        answer(
+            401,
+            """
         {"success": false, "error_code": 401, "error_message": "authentication required"}"""));
     CliRun refused = cli("nodes");
     assertEquals(3, refused.exitCode(), refused.transcript());
-    assertTrue(refused.err().contains("authentication required")
-        && refused.err().contains("set MOONCAKE_API_TOKEN or pass --token-file"), refused.transcript());
+    assertTrue(
+        refused.err().contains("authentication required")
+            && refused.err().contains("set MOONCAKE_API_TOKEN or pass --token-file"),
+        refused.transcript());
 
     CliRun missing = cli("nodes", "--token-file", dir.resolve("none").toString());
     assertEquals(2, missing.exitCode(), missing.transcript());
@@ -311,9 +419,21 @@ class MasterCommandsTest {
       closedPort = s.getLocalPort();
     }
     String url = "http://127.0.0.1:" + closedPort;
-    for (List<String> args : List.of(List.of("status", "j"), List.of("watch", "j"), List.of("cancel", "j"),
-        List.of("jobs"), List.of("nodes"),
-        List.of("submit", "--manifest", manifestFile().toString(), "--seed", "a:1", "--targets", "b:1"))) {
+    for (List<String> args :
+        List.of(
+            List.of("status", "j"),
+            List.of("watch", "j"),
+            List.of("cancel", "j"),
+            List.of("jobs"),
+            List.of("nodes"),
+            List.of(
+                "submit",
+                "--manifest",
+                manifestFile().toString(),
+                "--seed",
+                "a:1",
+                "--targets",
+                "b:1"))) {
       String[] all = new String[args.size() + 2];
       all[0] = "--master";
       all[1] = url;

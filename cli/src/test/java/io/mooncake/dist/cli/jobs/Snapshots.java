@@ -6,12 +6,25 @@ final class Snapshots {
 
   private Snapshots() {}
 
-  static String placement(String node, String role, String state, long staged, long total, boolean verified,
+  static String placement(
+      String node,
+      String role,
+      String state,
+      long staged,
+      long total,
+      boolean verified,
       String lastError) {
     return """
         {"node_id": "%s", "role": "%s", "state": "%s", "local_path": null, "staged_bytes": %d,
          "total_bytes": %d, "checksum_verified": %s, "last_error": %s}"""
-        .formatted(node, role, state, staged, total, verified, lastError == null ? "null" : "\"" + lastError + "\"");
+        .formatted(
+            node,
+            role,
+            state,
+            staged,
+            total,
+            verified,
+            lastError == null ? "null" : "\"" + lastError + "\"");
   }
 
   static String job(String id, String status, String lastError, long total, String... placements) {
@@ -20,6 +33,11 @@ final class Snapshots {
          "model": {"model_id": "demo-model", "revision": "r1", "format": "bin", "provider": "local"},
          "seed_node_id": "127.0.0.1:25001", "total_size_bytes": %d, "integrity": "manifest_sha256",
          "created_at": "2025-12-01T05:00:00Z", "updated_at": "2025-12-01T05:00:03Z"}"""
-        .formatted(id, status, lastError == null ? "null" : "\"" + lastError + "\"", String.join(",", placements), total);
+        .formatted(
+            id,
+            status,
+            lastError == null ? "null" : "\"" + lastError + "\"",
+            String.join(",", placements),
+            total);
   }
 }

@@ -20,22 +20,38 @@ class WatchViewTest {
   }
 
   private static JobView replicating(long followerBytes) throws Exception {
-    return view(job("j1", "replicating", null, 100 * MIB,
-        placement("127.0.0.1:25001", "seed", "staged", 100 * MIB, 100 * MIB, true, null),
-        placement("127.0.0.1:25002", "follower", "acquiring", followerBytes, 100 * MIB, false, null)));
+    return view(
+        job(
+            "j1",
+            "replicating",
+            null,
+            100 * MIB,
+            placement("127.0.0.1:25001", "seed", "staged", 100 * MIB, 100 * MIB, true, null),
+            placement(
+                "127.0.0.1:25002",
+                "follower",
+                "acquiring",
+                followerBytes,
+                100 * MIB,
+                false,
+                null)));
   }
 
   @Test
   void theFirstPollShowsEveryNodeWithoutARateBecauseThereIsNoEarlierSample() throws Exception {
     WatchView.Frame frame = new WatchView(0).update(replicating(20 * MIB), SECOND);
 
-    assertEquals(List.of(
-        "[   1.0s] job j1 replicating",
-        "[   1.0s] 127.0.0.1:25001 staged  100.0%  100.0 MiB / 100.0 MiB",
-        "[   1.0s] 127.0.0.1:25002 acquiring  20.0%  20.0 MiB / 100.0 MiB"), frame.changes());
+    assertEquals(
+        List.of(
+            "[   1.0s] job j1 replicating",
+            "[   1.0s] 127.0.0.1:25001 staged  100.0%  100.0 MiB / 100.0 MiB",
+            "[   1.0s] 127.0.0.1:25002 acquiring  20.0%  20.0 MiB / 100.0 MiB"),
+        frame.changes());
     assertEquals("job j1  replicating  1.0s", frame.screen().get(0));
     assertTrue(frame.screen().get(1).startsWith("NODE "), frame.screen().toString());
-    assertTrue(frame.screen().get(3).contains("[######........................]   20.0%"), frame.screen().toString());
+    assertTrue(
+        frame.screen().get(3).contains("[######........................]   20.0%"),
+        frame.screen().toString());
   }
 
   @Test
@@ -45,7 +61,9 @@ class WatchViewTest {
     WatchView.Frame frame = watch.update(replicating(60 * MIB), 3 * SECOND);
 
     // 40 MiB in 2 s is 20 MiB/s; 40 MiB left takes 2 s more.
-    assertEquals(List.of("[   3.0s] 127.0.0.1:25002 acquiring  60.0%  60.0 MiB / 100.0 MiB  20.0 MiB/s  ETA 2s"),
+    assertEquals(
+        List.of(
+            "[   3.0s] 127.0.0.1:25002 acquiring  60.0%  60.0 MiB / 100.0 MiB  20.0 MiB/s  ETA 2s"),
         frame.changes());
     String follower = frame.screen().get(3);
     assertTrue(follower.contains("20.0 MiB/s") && follower.endsWith("2s  -"), follower);
@@ -76,20 +94,43 @@ class WatchViewTest {
 
   @Test
   void aFailedJobsOutcomeNamesTheJobErrorAndEachFailedPlacement() throws Exception {
-    JobView failed = view(job("j2", "failed", "seed failed: source file not found: /m/model.bin", 100 * MIB,
-        placement("127.0.0.1:25001", "seed", "failed", 0, 100 * MIB, false, "source file not found: /m/model.bin"),
-        placement("127.0.0.1:25002", "follower", "planned", 0, 100 * MIB, false, null)));
-    assertEquals(List.of(
-        "job j2 failed after 2.5s: seed failed: source file not found: /m/model.bin",
-        "  127.0.0.1:25001 (seed) failed: source file not found: /m/model.bin",
-        "  127.0.0.1:25002 (follower) planned: -"), WatchView.outcome(failed, 2_500_000_000L));
+    JobView failed =
+        view(
+            job(
+                "j2",
+                "failed",
+                "seed failed: source file not found: /m/model.bin",
+                100 * MIB,
+                placement(
+                    "127.0.0.1:25001",
+                    "seed",
+                    "failed",
+                    0,
+                    100 * MIB,
+                    false,
+                    "source file not found: /m/model.bin"),
+                placement("127.0.0.1:25002", "follower", "planned", 0, 100 * MIB, false, null)));
+    assertEquals(
+        List.of(
+            "job j2 failed after 2.5s: seed failed: source file not found: /m/model.bin",
+            "  127.0.0.1:25001 (seed) failed: source file not found: /m/model.bin",
+            "  127.0.0.1:25002 (follower) planned: -"),
+        WatchView.outcome(failed, 2_500_000_000L));
   }
 
   @Test
   void aCompletedJobsOutcomeCountsStagedPlacements() throws Exception {
-    JobView done = view(job("j3", "completed", null, MIB,
-        placement("a:1", "seed", "staged", MIB, MIB, true, null),
-        placement("b:1", "follower", "staged", MIB, MIB, true, null)));
-    assertEquals(List.of("job j3 completed: 2/2 placements staged after 1.0s"), WatchView.outcome(done, SECOND));
+    JobView done =
+        view(
+            job(
+                "j3",
+                "completed",
+                null,
+                MIB,
+                placement("a:1", "seed", "staged", MIB, MIB, true, null),
+                placement("b:1", "follower", "staged", MIB, MIB, true, null)));
+    assertEquals(
+        List.of("job j3 completed: 2/2 placements staged after 1.0s"),
+        WatchView.outcome(done, SECOND));
   }
 }

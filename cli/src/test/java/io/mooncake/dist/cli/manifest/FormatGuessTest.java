@@ -10,7 +10,8 @@ class FormatGuessTest {
 
   @Test
   void safetensorsWinsOverLegacyBinWeightsInTheSameFolder() {
-    assertEquals(Optional.of("safetensors"),
+    assertEquals(
+        Optional.of("safetensors"),
         FormatGuess.fromPaths(List.of("pytorch_model.bin", "model-00001-of-00002.SAFETENSORS")));
   }
 

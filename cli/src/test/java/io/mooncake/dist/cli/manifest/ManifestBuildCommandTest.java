@@ -23,8 +23,7 @@ class ManifestBuildCommandTest {
   private static final int CHUNK = 1000;
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
   Path model;
 
   @BeforeEach
@@ -44,14 +43,26 @@ class ManifestBuildCommandTest {
   }
 
   private static String sha256(Path file) throws Exception {
-    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+    return HexFormat.of()
+        .formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
   }
 
   @Test
   void theManifestListsEachFileWithItsSha256ChunksAndObjectIds() throws Exception {
     Path out = dir.resolve("manifest.json");
-    CliRun run = CliRun.of("manifest", "build", model.toString(), "--model-id", "org/demo", "--revision", "r1",
-        "--chunk-size", String.valueOf(CHUNK), "-o", out.toString());
+    CliRun run =
+        CliRun.of(
+            "manifest",
+            "build",
+            model.toString(),
+            "--model-id",
+            "org/demo",
+            "--revision",
+            "r1",
+            "--chunk-size",
+            String.valueOf(CHUNK),
+            "-o",
+            out.toString());
     assertEquals(0, run.exitCode(), run.transcript());
 
     JsonNode m = JSON.readTree(Files.readString(out));
@@ -64,7 +75,9 @@ class ManifestBuildCommandTest {
 
     List<String> paths = new ArrayList<>();
     m.get("files").forEach(f -> paths.add(f.get("path").asText()));
-    assertEquals(List.of("config.json", "shards/model-00001.safetensors", "shards/model-00002.safetensors"), paths);
+    assertEquals(
+        List.of("config.json", "shards/model-00001.safetensors", "shards/model-00002.safetensors"),
+        paths);
 
     int[] sizes = {123, 2500, 1001};
     int[] chunks = {1, 3, 2};
@@ -89,15 +102,27 @@ class ManifestBuildCommandTest {
 
   @Test
   void theJsonUsesExactlyTheRfcFieldNames() throws Exception {
-    CliRun run = CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r");
+    CliRun run =
+        CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r");
     assertEquals(0, run.exitCode(), run.transcript());
     JsonNode m = JSON.readTree(run.out());
-    assertEquals(Set.of("model_id", "revision", "format", "provider", "total_size_bytes", "file_manifest_version",
-        "files"), names(m));
+    assertEquals(
+        Set.of(
+            "model_id",
+            "revision",
+            "format",
+            "provider",
+            "total_size_bytes",
+            "file_manifest_version",
+            "files"),
+        names(m));
     JsonNode f = m.get("files").get(0);
-    assertEquals(Set.of("path", "size_bytes", "checksum", "download_url", "artifact", "chunk_layout"), names(f));
+    assertEquals(
+        Set.of("path", "size_bytes", "checksum", "download_url", "artifact", "chunk_layout"),
+        names(f));
     assertEquals(Set.of("artifact_key", "object_ids"), names(f.get("artifact")));
-    assertEquals(Set.of("chunk_size_bytes", "chunk_count", "object_prefix"), names(f.get("chunk_layout")));
+    assertEquals(
+        Set.of("chunk_size_bytes", "chunk_count", "object_prefix"), names(f.get("chunk_layout")));
     assertEquals(64L << 20, f.get("chunk_layout").get("chunk_size_bytes").asLong());
   }
 
@@ -109,42 +134,94 @@ class ManifestBuildCommandTest {
 
   @Test
   void givenFormatProviderUrlBaseAndPrefixAreUsedAsGiven() throws Exception {
-    CliRun run = CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r",
-        "--format", "bin", "--provider", "hf", "--chunk-size", "1K", "--url-base", "https://mirror.local/m/r",
-        "--object-prefix", "store/m/");
+    CliRun run =
+        CliRun.of(
+            "manifest",
+            "build",
+            model.toString(),
+            "--model-id",
+            "m",
+            "--revision",
+            "r",
+            "--format",
+            "bin",
+            "--provider",
+            "hf",
+            "--chunk-size",
+            "1K",
+            "--url-base",
+            "https://mirror.local/m/r",
+            "--object-prefix",
+            "store/m/");
     assertEquals(0, run.exitCode(), run.transcript());
     JsonNode m = JSON.readTree(run.out());
     assertEquals("bin", m.get("format").asText());
     assertEquals("hf", m.get("provider").asText());
     JsonNode f = m.get("files").get(1);
-    assertEquals("https://mirror.local/m/r/shards/model-00001.safetensors", f.get("download_url").asText());
+    assertEquals(
+        "https://mirror.local/m/r/shards/model-00001.safetensors", f.get("download_url").asText());
     assertEquals(1024, f.get("chunk_layout").get("chunk_size_bytes").asLong());
     assertEquals("store/m", f.get("chunk_layout").get("object_prefix").asText());
-    assertEquals("store/m/shards/model-00001.safetensors/chunk-00002", f.get("artifact").get("object_ids").get(2).asText());
+    assertEquals(
+        "store/m/shards/model-00001.safetensors/chunk-00002",
+        f.get("artifact").get("object_ids").get(2).asText());
   }
 
   @Test
   void aManifestWrittenIntoTheModelFolderIsNotPartOfTheNextManifest() throws Exception {
     Path out = model.resolve("manifest.json");
-    assertEquals(0, CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r",
-        "-o", out.toString()).exitCode());
-    assertEquals(0, CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r",
-        "-o", out.toString()).exitCode());
+    assertEquals(
+        0,
+        CliRun.of(
+                "manifest",
+                "build",
+                model.toString(),
+                "--model-id",
+                "m",
+                "--revision",
+                "r",
+                "-o",
+                out.toString())
+            .exitCode());
+    assertEquals(
+        0,
+        CliRun.of(
+                "manifest",
+                "build",
+                model.toString(),
+                "--model-id",
+                "m",
+                "--revision",
+                "r",
+                "-o",
+                out.toString())
+            .exitCode());
     assertEquals(3, JSON.readTree(Files.readString(out)).get("files").size());
   }
 
   @Test
   void aMissingFolderIsAUsageErrorNamingTheArgument() {
-    CliRun run = CliRun.of("manifest", "build", dir.resolve("nope").toString(), "--model-id", "m", "--revision", "r");
+    CliRun run =
+        CliRun.of(
+            "manifest",
+            "build",
+            dir.resolve("nope").toString(),
+            "--model-id",
+            "m",
+            "--revision",
+            "r");
     assertEquals(2, run.exitCode(), run.transcript());
-    assertTrue(run.err().contains("<model dir>") && run.err().contains("does not exist"), run.transcript());
+    assertTrue(
+        run.err().contains("<model dir>") && run.err().contains("does not exist"),
+        run.transcript());
   }
 
   @Test
   void aFolderWithOnlyHiddenFilesIsAUsageError() throws Exception {
     Path empty = Files.createDirectory(dir.resolve("empty"));
     Files.writeString(empty.resolve(".hidden"), "x");
-    CliRun run = CliRun.of("manifest", "build", empty.toString(), "--model-id", "m", "--revision", "r");
+    CliRun run =
+        CliRun.of("manifest", "build", empty.toString(), "--model-id", "m", "--revision", "r");
     assertEquals(2, run.exitCode(), run.transcript());
     assertTrue(run.err().contains("has no files"), run.transcript());
   }
@@ -152,8 +229,17 @@ class ManifestBuildCommandTest {
   @Test
   void aChunkSizeOfZeroOrLessIsAUsageErrorNamingTheFlag() {
     for (String size : List.of("0", "-1", "-4MiB")) {
-      CliRun run = CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r",
-          "--chunk-size", size);
+      CliRun run =
+          CliRun.of(
+              "manifest",
+              "build",
+              model.toString(),
+              "--model-id",
+              "m",
+              "--revision",
+              "r",
+              "--chunk-size",
+              size);
       assertEquals(2, run.exitCode(), run.transcript());
       assertTrue(run.err().contains("--chunk-size"), run.transcript());
     }
@@ -161,8 +247,17 @@ class ManifestBuildCommandTest {
 
   @Test
   void anUnparsableChunkSizeIsAUsageErrorNamingTheFlag() {
-    CliRun run = CliRun.of("manifest", "build", model.toString(), "--model-id", "m", "--revision", "r",
-        "--chunk-size", "big");
+    CliRun run =
+        CliRun.of(
+            "manifest",
+            "build",
+            model.toString(),
+            "--model-id",
+            "m",
+            "--revision",
+            "r",
+            "--chunk-size",
+            "big");
     assertEquals(2, run.exitCode(), run.transcript());
     assertTrue(run.err().contains("--chunk-size"), run.transcript());
   }
@@ -171,7 +266,8 @@ class ManifestBuildCommandTest {
   void aFolderWithoutKnownWeightsNeedsAnExplicitFormat() throws Exception {
     Path docs = Files.createDirectory(dir.resolve("docs"));
     Files.writeString(docs.resolve("README.md"), "x");
-    CliRun run = CliRun.of("manifest", "build", docs.toString(), "--model-id", "m", "--revision", "r");
+    CliRun run =
+        CliRun.of("manifest", "build", docs.toString(), "--model-id", "m", "--revision", "r");
     assertEquals(2, run.exitCode(), run.transcript());
     assertTrue(run.err().contains("--format"), run.transcript());
   }

@@ -17,12 +17,14 @@ class ModelFolderTest {
   }
 
   @Test
-  void regularFilesAreListedSortedWithSlashSeparatedRelativePaths(@TempDir Path dir) throws Exception {
+  void regularFilesAreListedSortedWithSlashSeparatedRelativePaths(@TempDir Path dir)
+      throws Exception {
     Files.createDirectories(dir.resolve("b/c"));
     Files.writeString(dir.resolve("z.bin"), "z");
     Files.writeString(dir.resolve("b/c/deep.bin"), "d");
     Files.writeString(dir.resolve("a.json"), "a");
-    assertEquals(List.of("a.json", "b/c/deep.bin", "z.bin"), paths(ModelFolder.list(dir, Set.of())));
+    assertEquals(
+        List.of("a.json", "b/c/deep.bin", "z.bin"), paths(ModelFolder.list(dir, Set.of())));
   }
 
   @Test
@@ -35,7 +37,8 @@ class ModelFolderTest {
   }
 
   @Test
-  void linksInsideTheFolderAreFollowedAndLinksLeavingItAreSkippedAndReported(@TempDir Path dir) throws Exception {
+  void linksInsideTheFolderAreFollowedAndLinksLeavingItAreSkippedAndReported(@TempDir Path dir)
+      throws Exception {
     Path model = Files.createDirectory(dir.resolve("model"));
     Path outside = Files.writeString(dir.resolve("secret.txt"), "s");
     Files.writeString(model.resolve("real.bin"), "r");
@@ -47,8 +50,11 @@ class ModelFolderTest {
     ModelFolder.Listing listing = ModelFolder.list(model, Set.of());
 
     assertEquals(List.of("alias.bin", "real.bin"), paths(listing));
-    assertTrue(listing.skipped().contains("escape.txt (link leaves the folder)"), listing.skipped().toString());
-    assertTrue(listing.skipped().contains("up/ (link leaves the folder)"), listing.skipped().toString());
+    assertTrue(
+        listing.skipped().contains("escape.txt (link leaves the folder)"),
+        listing.skipped().toString());
+    assertTrue(
+        listing.skipped().contains("up/ (link leaves the folder)"), listing.skipped().toString());
     assertTrue(listing.skipped().contains("loop/ (link cycle)"), listing.skipped().toString());
   }
 

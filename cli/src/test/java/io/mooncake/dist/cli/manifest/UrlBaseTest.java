@@ -15,7 +15,9 @@ class UrlBaseTest {
     Path folder = Files.createDirectory(dir.resolve("my model"));
     UrlBase base = UrlBase.of(folder);
     assertEquals(folder.toUri().toASCIIString(), base.base());
-    assertEquals(Path.of(folder.toString(), "sub", "a b.bin"), Path.of(java.net.URI.create(base.resolve("sub/a b.bin"))));
+    assertEquals(
+        Path.of(folder.toString(), "sub", "a b.bin"),
+        Path.of(java.net.URI.create(base.resolve("sub/a b.bin"))));
   }
 
   @Test

@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 class IntervalTextTest {
 
-  private static YearToSecond interval(int years, int months, int days, int h, int m, int s, int nanos) {
+  private static YearToSecond interval(
+      int years, int months, int days, int h, int m, int s, int nanos) {
     return new YearToSecond(new YearToMonth(years, months), new DayToSecond(days, h, m, s, nanos));
   }
 
@@ -21,7 +22,8 @@ class IntervalTextTest {
 
   @Test
   void largerUnitsComeFirstSingularOrPlural() {
-    assertEquals("1 year 2 mons 3 days 04:05:06", IntervalText.format(interval(1, 2, 3, 4, 5, 6, 0)));
+    assertEquals(
+        "1 year 2 mons 3 days 04:05:06", IntervalText.format(interval(1, 2, 3, 4, 5, 6, 0)));
     assertEquals("1 day", IntervalText.format(interval(0, 0, 1, 0, 0, 0, 0)));
   }
 

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code mooncake ops} against a real, freshly migrated database on the server that
- * {@code MOONCAKE_TEST_DB_URL} names (an administrative JDBC URL); the database is dropped after.
+ * {@code mooncake ops} against a real, freshly migrated database on the server that {@code
+ * MOONCAKE_TEST_DB_URL} names (an administrative JDBC URL); the database is dropped after.
  */
 class OpsCommandTest {
   private static String adminUrl;
@@ -30,21 +30,27 @@ class OpsCommandTest {
   @BeforeAll
   static void createDatabase() throws Exception {
     adminUrl = System.getenv("MOONCAKE_TEST_DB_URL");
-    Assumptions.assumeTrue(adminUrl != null && !adminUrl.isBlank(),
+    Assumptions.assumeTrue(
+        adminUrl != null && !adminUrl.isBlank(),
         "MOONCAKE_TEST_DB_URL is not set: skipping mooncake ops against a real database "
             + "(set it to e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres)");
     name = "mc_cli_ops_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(adminUrl);
+        Statement st = c.createStatement()) {
       st.execute("CREATE DATABASE " + name);
     }
     url = withDatabase(adminUrl, name);
     try (Database db = Database.open(url, 2, "t")) {
       db.migrate();
-      db.dsl().execute("""
+      db.dsl()
+          .execute(
+              """
           INSERT INTO jobs (job_id, request_sha256, request, model_id, revision, format, provider, seed_node_id,
                             total_size_bytes, integrity, status)
           VALUES ('j1', repeat('0', 64), '{}', 'm', 'r1', 'bin', 'local', 'n1:1', 1024, 'object_digests', 'replicating')""");
-      db.dsl().execute("""
+      db.dsl()
+          .execute(
+              """
           INSERT INTO tasks (job_id, node_id, task_type, object_id, payload, state)
           SELECT 'j1', 'n2:1', 'REPLICA_COPY', 'm/r1/chunk-' || i, '{}', 'pending' FROM generate_series(1, 12) AS i""");
     }
@@ -55,7 +61,8 @@ class OpsCommandTest {
     if (name == null) {
       return;
     }
-    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(adminUrl);
+        Statement st = c.createStatement()) {
       st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     }
   }
@@ -72,8 +79,13 @@ class OpsCommandTest {
 
     assertEquals(0, run.exitCode(), run.transcript());
     List<String> lines = run.out().lines().toList();
-    assertEquals("node_id  task_type     state    tasks  oldest_pending_age", lines.get(0), run.transcript());
-    assertTrue(lines.get(1).matches("n2:1     REPLICA_COPY  pending     12  00:00:\\d\\d"), run.transcript());
+    assertEquals(
+        "node_id  task_type     state    tasks  oldest_pending_age",
+        lines.get(0),
+        run.transcript());
+    assertTrue(
+        lines.get(1).matches("n2:1     REPLICA_COPY  pending     12  00:00:\\d\\d"),
+        run.transcript());
     assertEquals("(1 row)", lines.get(2), run.transcript());
   }
 
@@ -82,7 +94,9 @@ class OpsCommandTest {
     for (String report : Reports.names()) {
       CliRun run = CliRun.of("--db-url", url, "ops", report);
       assertEquals(0, run.exitCode(), report + "\n" + run.transcript());
-      assertTrue(run.out().lines().findFirst().orElse("").matches("[a-z_]+(  +[a-z_0-9]+)*"), run.transcript());
+      assertTrue(
+          run.out().lines().findFirst().orElse("").matches("[a-z_]+(  +[a-z_0-9]+)*"),
+          run.transcript());
     }
   }
 
@@ -92,9 +106,12 @@ class OpsCommandTest {
 
     assertEquals(0, run.exitCode(), run.transcript());
     List<String> lines = run.out().lines().toList();
-    assertTrue(lines.get(0).startsWith("REPORT") && lines.get(0).contains("ANSWERS"), run.transcript());
+    assertTrue(
+        lines.get(0).startsWith("REPORT") && lines.get(0).contains("ANSWERS"), run.transcript());
     assertEquals(Reports.names().size() + 1, lines.size(), run.transcript());
-    assertTrue(lines.get(1).startsWith("queue_depth") && lines.get(1).contains(Reports.describe("queue_depth")),
+    assertTrue(
+        lines.get(1).startsWith("queue_depth")
+            && lines.get(1).contains(Reports.describe("queue_depth")),
         run.transcript());
   }
 
@@ -126,8 +143,12 @@ class OpsCommandTest {
     try (ServerSocket s = new ServerSocket(0)) {
       closedPort = s.getLocalPort();
     }
-    CliRun run = CliRun.of("--db-url", "jdbc:postgresql://127.0.0.1:" + closedPort + "/x?user=postgres",
-        "ops", "queue_depth");
+    CliRun run =
+        CliRun.of(
+            "--db-url",
+            "jdbc:postgresql://127.0.0.1:" + closedPort + "/x?user=postgres",
+            "ops",
+            "queue_depth");
     assertEquals(4, run.exitCode(), run.transcript());
     assertTrue(run.err().contains("cannot connect to database"), run.transcript());
   }
@@ -137,6 +158,7 @@ class OpsCommandTest {
     // An empty --db-url stands for "not given", whatever MOONCAKE_DB_URL holds in this environment.
     CliRun run = CliRun.of("--db-url", "", "ops", "queue_depth");
     assertEquals(2, run.exitCode(), run.transcript());
-    assertTrue(run.err().contains("--db-url") && run.err().contains("MOONCAKE_DB_URL"), run.transcript());
+    assertTrue(
+        run.err().contains("--db-url") && run.err().contains("MOONCAKE_DB_URL"), run.transcript());
   }
 }

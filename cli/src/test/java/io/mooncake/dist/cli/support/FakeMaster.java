@@ -20,7 +20,8 @@ import java.util.Map;
  */
 public final class FakeMaster implements AutoCloseable {
   /** A request as the master received it. */
-  public record Request(String method, String path, String query, String body, String authorization) {}
+  public record Request(
+      String method, String path, String query, String body, String authorization) {}
 
   /** A canned answer. */
   public record Answer(int status, String json) {}
@@ -61,14 +62,21 @@ public final class FakeMaster implements AutoCloseable {
     String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
     String path = exchange.getRequestURI().getPath();
     synchronized (requests) {
-      requests.add(new Request(exchange.getRequestMethod(), path, exchange.getRequestURI().getRawQuery(), body,
-          exchange.getRequestHeaders().getFirst("Authorization")));
+      requests.add(
+          new Request(
+              exchange.getRequestMethod(),
+              path,
+              exchange.getRequestURI().getRawQuery(),
+              body,
+              exchange.getRequestHeaders().getFirst("Authorization")));
     }
     Answer answer;
     synchronized (answers) {
       Deque<Answer> queue = answers.get(exchange.getRequestMethod() + " " + path);
-      answer = queue == null ? new Answer(404, "")
-          : queue.size() > 1 ? queue.removeFirst() : queue.getFirst();
+      answer =
+          queue == null
+              ? new Answer(404, "")
+              : queue.size() > 1 ? queue.removeFirst() : queue.getFirst();
     }
     byte[] bytes = answer.json().getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("content-type", "application/json");

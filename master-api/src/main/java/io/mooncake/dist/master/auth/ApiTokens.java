@@ -18,9 +18,9 @@ import java.util.Set;
 
 /**
  * The master's API bearer tokens, read from the file given by {@code --api-tokens-file}. One token
- * per line, {@code <read|write> <token> [<name>]}; {@code #} starts a comment. A {@code write} token
- * may also read. Only SHA-256 digests of the tokens are kept in memory, and a presented token is
- * compared with every entry in constant time, so neither a heap dump nor response timing gives a
+ * per line, {@code <read|write> <token> [<name>]}; {@code #} starts a comment. A {@code write}
+ * token may also read. Only SHA-256 digests of the tokens are kept in memory, and a presented token
+ * is compared with every entry in constant time, so neither a heap dump nor response timing gives a
  * token away.
  */
 public final class ApiTokens {
@@ -29,7 +29,8 @@ public final class ApiTokens {
 
   /** What a token allows; {@link #WRITE} includes {@link #READ}. */
   public enum Permission {
-    READ, WRITE;
+    READ,
+    WRITE;
 
     /** Whether a token with this permission may do what {@code needed} asks. */
     public boolean allows(Permission needed) {
@@ -56,7 +57,11 @@ public final class ApiTokens {
     String text;
     try {
       checkPrivate(file);
-      text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(file)))
+              .toString();
     } catch (NoSuchFileException e) {
       throw new IllegalArgumentException(file + ": no such file");
     } catch (CharacterCodingException e) {
@@ -86,14 +91,18 @@ public final class ApiTokens {
       if (parts.length < 2 || parts.length > 3) {
         throw new IllegalArgumentException(where + "expected '<read|write> <token> [<name>]'");
       }
-      Permission permission = switch (parts[0]) {
-        case "read" -> Permission.READ;
-        case "write" -> Permission.WRITE;
-        default -> throw new IllegalArgumentException(where + "permission must be 'read' or 'write', got '" + parts[0] + "'");
-      };
+      Permission permission =
+          switch (parts[0]) {
+            case "read" -> Permission.READ;
+            case "write" -> Permission.WRITE;
+            default ->
+                throw new IllegalArgumentException(
+                    where + "permission must be 'read' or 'write', got '" + parts[0] + "'");
+          };
       String token = parts[1];
       if (token.length() < MIN_TOKEN_LENGTH) {
-        throw new IllegalArgumentException(where + "token shorter than " + MIN_TOKEN_LENGTH + " characters");
+        throw new IllegalArgumentException(
+            where + "token shorter than " + MIN_TOKEN_LENGTH + " characters");
       }
       if (!token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
         throw new IllegalArgumentException(where + "token must be printable ASCII");
@@ -105,12 +114,15 @@ public final class ApiTokens {
       entries.add(new Entry(sha256(token), new Grant(name, permission)));
     }
     if (entries.isEmpty()) {
-      throw new IllegalArgumentException(origin + ": no token in the file; add lines '<read|write> <token> [<name>]'");
+      throw new IllegalArgumentException(
+          origin + ": no token in the file; add lines '<read|write> <token> [<name>]'");
     }
     return new ApiTokens(entries);
   }
 
-  /** The grant of a presented token, if it is one of ours. Every entry is compared, match or not. */
+  /**
+   * The grant of a presented token, if it is one of ours. Every entry is compared, match or not.
+   */
   public Optional<Grant> lookup(String presented) {
     byte[] digest = sha256(presented);
     Grant found = null;
@@ -134,11 +146,16 @@ public final class ApiTokens {
     } catch (UnsupportedOperationException e) {
       return; // not a POSIX file system: nothing to check
     }
-    Set<PosixFilePermission> open = EnumSet.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-        PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
+    Set<PosixFilePermission> open =
+        EnumSet.of(
+            PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE,
+            PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE);
     open.retainAll(perms);
     if (!open.isEmpty()) {
-      throw new IllegalArgumentException(file + ": group or others may access this token file; run chmod 600 " + file);
+      throw new IllegalArgumentException(
+          file + ": group or others may access this token file; run chmod 600 " + file);
     }
   }
 

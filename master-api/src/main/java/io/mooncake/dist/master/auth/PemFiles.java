@@ -29,8 +29,12 @@ public final class PemFiles {
   public static List<X509Certificate> certificates(Path file) {
     byte[] bytes = read(file);
     try {
-      List<X509Certificate> chain = CertificateFactory.getInstance("X.509")
-          .generateCertificates(new ByteArrayInputStream(bytes)).stream().map(c -> (X509Certificate) c).toList();
+      List<X509Certificate> chain =
+          CertificateFactory.getInstance("X.509")
+              .generateCertificates(new ByteArrayInputStream(bytes))
+              .stream()
+              .map(c -> (X509Certificate) c)
+              .toList();
       if (chain.isEmpty()) {
         throw new IllegalArgumentException(file + ": no PEM certificate in the file");
       }
@@ -45,8 +49,10 @@ public final class PemFiles {
     String text = new String(read(file), StandardCharsets.US_ASCII);
     Matcher m = PKCS8.matcher(text);
     if (!m.find()) {
-      throw new IllegalArgumentException(file + ": expected an unencrypted PKCS#8 key ('BEGIN PRIVATE KEY'); convert with "
-          + "openssl pkcs8 -topk8 -nocrypt -in <key> -out <key.pk8.pem>");
+      throw new IllegalArgumentException(
+          file
+              + ": expected an unencrypted PKCS#8 key ('BEGIN PRIVATE KEY'); convert with "
+              + "openssl pkcs8 -topk8 -nocrypt -in <key> -out <key.pk8.pem>");
     }
     byte[] der = Base64.getMimeDecoder().decode(m.group(1));
     for (String algorithm : new String[] {"RSA", "EC", "Ed25519"}) {

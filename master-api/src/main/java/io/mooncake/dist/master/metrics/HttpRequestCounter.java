@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counts answered requests per (route, status) in memory, for {@code mooncake_http_requests_total}.
- * The route label is the served path from the {@link RouteTable}, or
- * {@value #UNMATCHED} for anything else, so a scanner probing random paths cannot grow the series
- * without bound. Counts start at zero with each master process, as Prometheus counters may.
+ * The route label is the served path from the {@link RouteTable}, or {@value #UNMATCHED} for
+ * anything else, so a scanner probing random paths cannot grow the series without bound. Counts
+ * start at zero with each master process, as Prometheus counters may.
  */
 public final class HttpRequestCounter implements Filter {
   /** The route label of requests no route serves. */
@@ -37,7 +37,8 @@ public final class HttpRequestCounter implements Filter {
   @Override
   public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
     String path = RouteTable.normalize(req.path().path());
-    String route = routes.contains(new Route(req.prologue().method().text(), path)) ? path : UNMATCHED;
+    String route =
+        routes.contains(new Route(req.prologue().method().text(), path)) ? path : UNMATCHED;
     // Helidon runs the error handlers inside the chain, so the status is final once it returns.
     chain.proceed();
     counts.computeIfAbsent(new Key(route, res.status().code()), k -> new LongAdder()).increment();
@@ -45,7 +46,8 @@ public final class HttpRequestCounter implements Filter {
 
   /** A copy of the counts so far. */
   public Map<Key, Long> snapshot() {
-    Map<Key, Long> out = new TreeMap<>(Comparator.comparing(Key::route).thenComparingInt(Key::status));
+    Map<Key, Long> out =
+        new TreeMap<>(Comparator.comparing(Key::route).thenComparingInt(Key::status));
     counts.forEach((k, v) -> out.put(k, v.sum()));
     return out;
   }

@@ -1,9 +1,9 @@
 package io.mooncake.dist.master.metrics;
 
-import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.mooncake.dist.scheduler.domain.JobStatus;
 import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.mooncake.dist.scheduler.store.MetricsQueries;
 import io.mooncake.dist.scheduler.store.MetricsQueries.Count;
 import io.mooncake.dist.scheduler.store.MetricsQueries.Durations;
@@ -13,9 +13,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The master's metric families. Every job state and every (task type, task state) pair is
- * exposed, at 0 when empty, so a series does not vanish (and alerts on it go silent) when its
- * last row moves on.
+ * The master's metric families. Every job state and every (task type, task state) pair is exposed,
+ * at 0 when empty, so a series does not vanish (and alerts on it go silent) when its last row moves
+ * on.
  */
 final class MasterMetrics {
   private final MetricsQueries queries;
@@ -34,24 +34,45 @@ final class MasterMetrics {
     out.family("mooncake_queue_depth", "gauge", "Pending tasks per node (waiting to be claimed).");
     queue.forEach((node, n) -> out.sample("mooncake_queue_depth", List.of("node_id", node), n));
     Map<Boolean, Long> nodes = queries.nodesByLiveness();
-    out.family("mooncake_nodes", "gauge",
-        "Registered nodes by liveness (heartbeat within the last " + NodeRegistry.LIVENESS.toSeconds() + " s).");
+    out.family(
+        "mooncake_nodes",
+        "gauge",
+        "Registered nodes by liveness (heartbeat within the last "
+            + NodeRegistry.LIVENESS.toSeconds()
+            + " s).");
     out.sample("mooncake_nodes", List.of("live", "true"), nodes.get(true));
     out.sample("mooncake_nodes", List.of("live", "false"), nodes.get(false));
-    out.family("mooncake_bytes_staged_total", "counter",
+    out.family(
+        "mooncake_bytes_staged_total",
+        "counter",
         "Bytes acquired per node by succeeded MODEL_DOWNLOAD and REPLICA_COPY tasks.");
-    queries.bytesStagedPerNode().forEach((node, n) ->
-        out.sample("mooncake_bytes_staged_total", List.of("node_id", node), n));
-    out.family("mooncake_task_attempts_total", "counter", "Finished task attempts by task type and outcome.");
+    queries
+        .bytesStagedPerNode()
+        .forEach(
+            (node, n) -> out.sample("mooncake_bytes_staged_total", List.of("node_id", node), n));
+    out.family(
+        "mooncake_task_attempts_total",
+        "counter",
+        "Finished task attempts by task type and outcome.");
     for (Count c : queries.attemptsByTypeAndOutcome()) {
-      out.sample("mooncake_task_attempts_total", List.of("type", c.labels().get(0), "outcome", c.labels().get(1)),
+      out.sample(
+          "mooncake_task_attempts_total",
+          List.of("type", c.labels().get(0), "outcome", c.labels().get(1)),
           c.value());
     }
     durations(out);
-    out.family("mooncake_http_requests_total", "counter",
+    out.family(
+        "mooncake_http_requests_total",
+        "counter",
         "HTTP requests this master answered, by route and status (since it started).");
-    requests.snapshot().forEach((k, n) ->
-        out.sample("mooncake_http_requests_total", List.of("route", k.route(), "status", Integer.toString(k.status())), n));
+    requests
+        .snapshot()
+        .forEach(
+            (k, n) ->
+                out.sample(
+                    "mooncake_http_requests_total",
+                    List.of("route", k.route(), "status", Integer.toString(k.status())),
+                    n));
     return out.text();
   }
 
@@ -72,15 +93,19 @@ final class MasterMetrics {
     }
     queries.tasksByTypeAndState().forEach(c -> byTypeAndState.put(c.labels(), c.value()));
     out.family("mooncake_tasks", "gauge", "Task rows by type and state.");
-    byTypeAndState.forEach((k, n) -> out.sample("mooncake_tasks", List.of("type", k.get(0), "state", k.get(1)), n));
+    byTypeAndState.forEach(
+        (k, n) -> out.sample("mooncake_tasks", List.of("type", k.get(0), "state", k.get(1)), n));
   }
 
   private void durations(PrometheusText out) {
-    out.family("mooncake_task_duration_seconds", "summary",
+    out.family(
+        "mooncake_task_duration_seconds",
+        "summary",
         "Duration of the succeeding attempt of succeeded tasks, by task type (count and sum, no quantiles).");
     for (Durations d : queries.succeededDurations()) {
       out.sample("mooncake_task_duration_seconds_count", List.of("type", d.taskType()), d.count());
-      out.sample("mooncake_task_duration_seconds_sum", List.of("type", d.taskType()), d.sumSeconds());
+      out.sample(
+          "mooncake_task_duration_seconds_sum", List.of("type", d.taskType()), d.sumSeconds());
     }
   }
 }

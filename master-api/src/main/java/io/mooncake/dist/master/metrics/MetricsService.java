@@ -1,11 +1,11 @@
 package io.mooncake.dist.master.metrics;
 
-import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import io.mooncake.dist.scheduler.store.MetricsQueries;
 import java.nio.charset.StandardCharsets;
 

@@ -25,7 +25,8 @@ final class CanonicalJson {
     write(node, out);
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of().formatHex(sha.digest(out.toString().getBytes(StandardCharsets.US_ASCII)));
+      return HexFormat.of()
+          .formatHex(sha.digest(out.toString().getBytes(StandardCharsets.US_ASCII)));
     } catch (NoSuchAlgorithmException e) {
       // Every Java platform is required to provide SHA-256.
       throw new IllegalStateException(e);
@@ -69,7 +70,8 @@ final class CanonicalJson {
         out.append(']');
       }
       case STRING -> string(node.textValue(), out);
-      case NUMBER -> out.append(node.isIntegralNumber() ? node.bigIntegerValue().toString() : node.asText());
+      case NUMBER ->
+          out.append(node.isIntegralNumber() ? node.bigIntegerValue().toString() : node.asText());
       case BOOLEAN -> out.append(node.booleanValue());
       // A parsed document holds nothing else (no binary or POJO nodes); null stands in for safety.
       default -> out.append("null");

@@ -24,28 +24,38 @@ final class DownloadUrls {
     try {
       uri = new URI(value);
     } catch (URISyntaxException e) {
-      throw new ValidationException(field, "must be a valid URL: " + Texts.printable(e.getReason())
-          + " at index " + e.getIndex());
+      throw new ValidationException(
+          field,
+          "must be a valid URL: " + Texts.printable(e.getReason()) + " at index " + e.getIndex());
     }
     String scheme = uri.getScheme();
     if (scheme == null) {
-      throw new ValidationException(field, "must be a file:// or http(s):// URL or an absolute local path, got "
-          + Texts.quote(value));
+      throw new ValidationException(
+          field,
+          "must be a file:// or http(s):// URL or an absolute local path, got "
+              + Texts.quote(value));
     }
     switch (scheme.toLowerCase(Locale.ROOT)) {
       case "file" -> requireLocalFile(uri, value, field);
       case "http", "https" -> {
         if (uri.getRawUserInfo() != null) {
-          // The URL is stored in the job and echoed in snapshots and logs: no secret may ride in it.
-          throw new ValidationException(field, "must not carry credentials (user:password@); configure them on "
-              + "the seed node with mooncake_client --source-credentials");
+          // The URL is stored in the job and echoed in snapshots and logs: no secret may ride in
+          // it.
+          throw new ValidationException(
+              field,
+              "must not carry credentials (user:password@); configure them on "
+                  + "the seed node with mooncake_client --source-credentials");
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
           throw new ValidationException(field, "must name a host, got " + Texts.quote(value));
         }
       }
-      default -> throw new ValidationException(field, "scheme " + Texts.quote(scheme)
-          + " is not supported; use file://, http://, https:// or an absolute local path");
+      default ->
+          throw new ValidationException(
+              field,
+              "scheme "
+                  + Texts.quote(scheme)
+                  + " is not supported; use file://, http://, https:// or an absolute local path");
     }
     return value;
   }
@@ -53,18 +63,18 @@ final class DownloadUrls {
   /** A file URL is read by the seed itself, so it must name a local absolute path, never a host. */
   private static void requireLocalFile(URI uri, String value, String field) {
     if (!value.regionMatches(true, 0, "file://", 0, 7)) {
-      throw new ValidationException(field, "file URLs must look like file:///absolute/path, got "
-          + Texts.quote(value));
+      throw new ValidationException(
+          field, "file URLs must look like file:///absolute/path, got " + Texts.quote(value));
     }
     String authority = uri.getRawAuthority();
     if (authority != null && !authority.isEmpty() && !authority.equalsIgnoreCase("localhost")) {
-      throw new ValidationException(field, "file URLs must not name a remote host, got "
-          + Texts.quote(authority));
+      throw new ValidationException(
+          field, "file URLs must not name a remote host, got " + Texts.quote(authority));
     }
     String path = uri.getPath();
     if (path == null || path.length() < 2 || !path.startsWith("/")) {
-      throw new ValidationException(field, "file URLs must name an absolute file path, got "
-          + Texts.quote(value));
+      throw new ValidationException(
+          field, "file URLs must name an absolute file path, got " + Texts.quote(value));
     }
     // getPath() is percent-decoded: "%00" would otherwise slip a NUL past the check above.
     Texts.requirePrintable(path, field);

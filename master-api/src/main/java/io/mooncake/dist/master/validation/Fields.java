@@ -57,7 +57,10 @@ final class Fields {
     return array(required(name), path(name));
   }
 
-  /** The member as an object, or {@code null} when absent or JSON {@code null} (optional = omittable). */
+  /**
+   * The member as an object, or {@code null} when absent or JSON {@code null} (optional =
+   * omittable).
+   */
   Fields optionalObject(String name) {
     JsonNode value = node.get(name);
     return value == null || value.isNull() ? null : object(value, path(name));
@@ -85,7 +88,9 @@ final class Fields {
     return value.textValue();
   }
 
-  /** An integral JSON number within the signed 64-bit range; {@code 1.0} and {@code "1"} are not. */
+  /**
+   * An integral JSON number within the signed 64-bit range; {@code 1.0} and {@code "1"} are not.
+   */
   static long integer(JsonNode value, String path) {
     if (value == null || !value.isIntegralNumber()) {
       throw typeError(path, "an integer", value);
@@ -112,7 +117,8 @@ final class Fields {
 
   static long inRange(long value, String path, long min, long max) {
     if (value < min || value > max) {
-      throw new ValidationException(path, "must be between " + min + " and " + max + ", got " + value);
+      throw new ValidationException(
+          path, "must be between " + min + " and " + max + ", got " + value);
     }
     return value;
   }

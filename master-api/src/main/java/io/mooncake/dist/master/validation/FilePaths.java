@@ -17,7 +17,9 @@ final class FilePaths {
   private final Map<String, Integer> firstUse = new HashMap<>();
   private final String filesField;
 
-  /** @param filesField the JSON path of the files array, for naming the other file in a clash */
+  /**
+   * @param filesField the JSON path of the files array, for naming the other file in a clash
+   */
   FilePaths(String filesField) {
     this.filesField = filesField;
   }
@@ -27,15 +29,17 @@ final class FilePaths {
     requireRelative(path, field);
     Integer first = firstUse.putIfAbsent(path, index);
     if (first != null) {
-      throw new ValidationException(field, "duplicate path " + Texts.quote(path)
-          + " (already used by " + pathField(first) + ")");
+      throw new ValidationException(
+          field,
+          "duplicate path " + Texts.quote(path) + " (already used by " + pathField(first) + ")");
     }
     return path;
   }
 
   /**
    * Rejects a file whose path lies under another file's path ("a" and "a/b"): one of them could not
-   * be written. Checked once all files are in, because sorting makes it linear instead of quadratic.
+   * be written. Checked once all files are in, because sorting makes it linear instead of
+   * quadratic.
    */
   void requireNoFileUnderAnother() {
     List<String> sorted = new ArrayList<>(firstUse.keySet());
@@ -44,11 +48,18 @@ final class FilePaths {
     for (int i = 1; i < sorted.size(); i++) {
       String parent = sorted.get(i - 1);
       String child = sorted.get(i);
-      if (child.length() > parent.length() && child.startsWith(parent)
+      if (child.length() > parent.length()
+          && child.startsWith(parent)
           && child.charAt(parent.length()) == '/') {
-        throw new ValidationException(pathField(firstUse.get(child)), "path " + Texts.quote(child)
-            + " lies under " + Texts.quote(parent) + ", which is itself a file ("
-            + pathField(firstUse.get(parent)) + ")");
+        throw new ValidationException(
+            pathField(firstUse.get(child)),
+            "path "
+                + Texts.quote(child)
+                + " lies under "
+                + Texts.quote(parent)
+                + ", which is itself a file ("
+                + pathField(firstUse.get(parent))
+                + ")");
       }
     }
   }
@@ -64,15 +75,17 @@ final class FilePaths {
       throw new ValidationException(field, "must be a relative path, got " + Texts.quote(path));
     }
     if (path.indexOf('\\') >= 0) {
-      throw new ValidationException(field, "must use '/' as separator, not '\\', got " + Texts.quote(path));
+      throw new ValidationException(
+          field, "must use '/' as separator, not '\\', got " + Texts.quote(path));
     }
     if (DRIVE.matcher(path).matches()) {
-      throw new ValidationException(field, "must not start with a drive letter, got " + Texts.quote(path));
+      throw new ValidationException(
+          field, "must not start with a drive letter, got " + Texts.quote(path));
     }
     for (String segment : path.split("/", -1)) {
       if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
-        throw new ValidationException(field, "must not contain empty, '.' or '..' segments, got "
-            + Texts.quote(path));
+        throw new ValidationException(
+            field, "must not contain empty, '.' or '..' segments, got " + Texts.quote(path));
       }
     }
   }

@@ -22,8 +22,9 @@ final class Identifiers {
   static String jobId(String value, String field) {
     Texts.requireLength(value, field, 1, MAX_JOB_ID);
     if (!JOB_ID.matcher(value).matches()) {
-      throw new ValidationException(field, "must contain only letters, digits, '.', '_', ':' and '-', got "
-          + Texts.quote(value));
+      throw new ValidationException(
+          field,
+          "must contain only letters, digits, '.', '_', ':' and '-', got " + Texts.quote(value));
     }
     return value;
   }
@@ -34,8 +35,8 @@ final class Identifiers {
     // limit -1 keeps trailing empty segments, so "a/" is caught like "/a" and "a//b".
     for (String segment : value.split("/", -1)) {
       if (segment.isEmpty()) {
-        throw new ValidationException(field, "must be '/'-separated non-empty segments, got "
-            + Texts.quote(value));
+        throw new ValidationException(
+            field, "must be '/'-separated non-empty segments, got " + Texts.quote(value));
       }
       requireToken(segment, value, field);
     }
@@ -51,12 +52,12 @@ final class Identifiers {
 
   private static void requireToken(String segment, String whole, String field) {
     if (!TOKEN.matcher(segment).matches()) {
-      throw new ValidationException(field, "must contain only letters, digits, '.', '_' and '-', got "
-          + Texts.quote(whole));
+      throw new ValidationException(
+          field, "must contain only letters, digits, '.', '_' and '-', got " + Texts.quote(whole));
     }
     if (segment.equals(".") || segment.equals("..")) {
-      throw new ValidationException(field, "must not contain '.' or '..' segments, got "
-          + Texts.quote(whole));
+      throw new ValidationException(
+          field, "must not contain '.' or '..' segments, got " + Texts.quote(whole));
     }
   }
 }

@@ -9,16 +9,17 @@ import java.util.List;
 /**
  * Parses and validates the body of {@code POST /api/v1/model-distribution/jobs}.
  *
- * <p>Fields are checked in the order the RFC's example request lists them ({@code job_id},
- * {@code model}, {@code manifest}, {@code seed_node_id}, {@code target_nodes},
- * {@code replica_policy}), each object's members likewise, and rules relating several fields right
- * after the last of them; the first problem is reported, so one body always yields the same error.
- * Unknown members are ignored so newer callers can talk to this server; known ones must have
- * exactly the documented JSON type.
+ * <p>Fields are checked in the order the RFC's example request lists them ({@code job_id}, {@code
+ * model}, {@code manifest}, {@code seed_node_id}, {@code target_nodes}, {@code replica_policy}),
+ * each object's members likewise, and rules relating several fields right after the last of them;
+ * the first problem is reported, so one body always yields the same error. Unknown members are
+ * ignored so newer callers can talk to this server; known ones must have exactly the documented
+ * JSON type.
  */
 public final class JobRequestParser {
   /** Largest accepted body; a 100k-file manifest fits with room to spare. */
   public static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
+
   /** Deepest accepted nesting; the format needs 5, the rest is headroom for extensions. */
   public static final int MAX_NESTING_DEPTH = 32;
 
@@ -27,7 +28,8 @@ public final class JobRequestParser {
   /**
    * Parses and validates {@code body}.
    *
-   * @throws ValidationException on the first problem found; never any other exception, for any input
+   * @throws ValidationException on the first problem found; never any other exception, for any
+   *     input
    */
   public static ParsedRequest parse(byte[] body) {
     JsonNode json = JsonBody.read(body);
@@ -39,10 +41,12 @@ public final class JobRequestParser {
 
     String seedField = root.path("seed_node_id");
     String seed = NodeIds.requireValid(root.requiredString("seed_node_id"), seedField);
-    List<String> targets = NodeIds.targets(root.requiredArray("target_nodes"), root.path("target_nodes"));
+    List<String> targets =
+        NodeIds.targets(root.requiredArray("target_nodes"), root.path("target_nodes"));
     // The seed downloads and then holds a copy, so it has to be one of the nodes being staged.
     if (!targets.contains(seed)) {
-      throw new ValidationException(seedField, "must be one of target_nodes, got " + Texts.quote(seed));
+      throw new ValidationException(
+          seedField, "must be one of target_nodes, got " + Texts.quote(seed));
     }
     Integer replicas = targetReplicaCount(root, targets.size());
 
@@ -62,8 +66,9 @@ public final class JobRequestParser {
     }
     String field = policy.path("target_replica_count");
     if (count < 1 || count > targetCount) {
-      throw new ValidationException(field, "must be between 1 and " + targetCount
-          + " (the number of target_nodes), got " + count);
+      throw new ValidationException(
+          field,
+          "must be between 1 and " + targetCount + " (the number of target_nodes), got " + count);
     }
     return count.intValue();
   }

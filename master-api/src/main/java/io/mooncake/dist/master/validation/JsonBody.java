@@ -16,7 +16,9 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
-/** Turns raw body bytes into a JSON tree, rejecting anything that is not one strict JSON document. */
+/**
+ * Turns raw body bytes into a JSON tree, rejecting anything that is not one strict JSON document.
+ */
 final class JsonBody {
   static final String FIELD = "body";
 
@@ -24,17 +26,20 @@ final class JsonBody {
    * A private mapper rather than {@code Json.MAPPER}: the strictness wanted here (depth limit,
    * duplicate keys, trailing tokens) must not leak into, or depend on, the shared wire mapper.
    */
-  private static final ObjectMapper STRICT = JsonMapper.builder(
-          JsonFactory.builder()
-              .streamReadConstraints(StreamReadConstraints.builder()
-                  .maxNestingDepth(JobRequestParser.MAX_NESTING_DEPTH)
+  private static final ObjectMapper STRICT =
+      JsonMapper.builder(
+              JsonFactory.builder()
+                  .streamReadConstraints(
+                      StreamReadConstraints.builder()
+                          .maxNestingDepth(JobRequestParser.MAX_NESTING_DEPTH)
+                          .build())
+                  // Same switch as JsonParser.Feature.STRICT_DUPLICATE_DETECTION: with duplicates,
+                  // the
+                  // "last one wins" rule would let two readers of one body disagree on its meaning.
+                  .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                   .build())
-              // Same switch as JsonParser.Feature.STRICT_DUPLICATE_DETECTION: with duplicates, the
-              // "last one wins" rule would let two readers of one body disagree on its meaning.
-              .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-              .build())
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .build();
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
 
   private JsonBody() {}
 
@@ -43,8 +48,9 @@ final class JsonBody {
       throw new ValidationException(FIELD, "must not be empty");
     }
     if (body.length > JobRequestParser.MAX_BODY_BYTES) {
-      throw new ValidationException(FIELD, "must be at most " + JobRequestParser.MAX_BODY_BYTES
-          + " bytes, got " + body.length);
+      throw new ValidationException(
+          FIELD,
+          "must be at most " + JobRequestParser.MAX_BODY_BYTES + " bytes, got " + body.length);
     }
     String text = decodeUtf8(body);
     JsonNode tree;
@@ -54,8 +60,10 @@ final class JsonBody {
       throw new ValidationException(FIELD, "invalid JSON: " + describe(e));
     }
     if (tree == null || !tree.isObject()) {
-      throw new ValidationException(FIELD, "must be a JSON object, got "
-          + (tree == null || tree.isMissingNode() ? "no value" : Fields.describe(tree)));
+      throw new ValidationException(
+          FIELD,
+          "must be a JSON object, got "
+              + (tree == null || tree.isMissingNode() ? "no value" : Fields.describe(tree)));
     }
     return tree;
   }
@@ -65,9 +73,11 @@ final class JsonBody {
    * bytes are not what its text says would hash and compare unpredictably.
    */
   private static String decodeUtf8(byte[] body) {
-    CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
-        .onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    CharsetDecoder decoder =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
     ByteBuffer in = ByteBuffer.wrap(body);
     // UTF-8 never yields more UTF-16 units than bytes, so one pass into this buffer suffices.
     CharBuffer out = CharBuffer.allocate(body.length);
@@ -76,8 +86,8 @@ final class JsonBody {
       result = decoder.flush(out);
     }
     if (result.isError()) {
-      throw new ValidationException(FIELD, "must be valid UTF-8, malformed byte sequence at offset "
-          + in.position());
+      throw new ValidationException(
+          FIELD, "must be valid UTF-8, malformed byte sequence at offset " + in.position());
     }
     out.flip();
     return out.toString();
@@ -85,8 +95,10 @@ final class JsonBody {
 
   private static String describe(JsonProcessingException e) {
     JsonLocation at = e.getLocation();
-    String where = at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
-    // Jackson's own wording is precise and names no caller data beyond a short token; keep it whole.
+    String where =
+        at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
+    // Jackson's own wording is precise and names no caller data beyond a short token; keep it
+    // whole.
     return Texts.printable(String.valueOf(e.getOriginalMessage()), 400) + where;
   }
 }

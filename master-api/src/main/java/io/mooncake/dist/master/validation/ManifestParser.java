@@ -22,8 +22,9 @@ final class ManifestParser {
 
     String version = manifest.requiredString("file_manifest_version");
     if (!version.equals(SUPPORTED_VERSION)) {
-      throw new ValidationException(manifest.path("file_manifest_version"), "must be "
-          + Texts.quote(SUPPORTED_VERSION) + ", got " + Texts.quote(version));
+      throw new ValidationException(
+          manifest.path("file_manifest_version"),
+          "must be " + Texts.quote(SUPPORTED_VERSION) + ", got " + Texts.quote(version));
     }
 
     String filesField = manifest.path("files");
@@ -32,8 +33,8 @@ final class ManifestParser {
       throw new ValidationException(filesField, "must not be empty");
     }
     if (array.size() > MAX_FILES) {
-      throw new ValidationException(filesField, "must have at most " + MAX_FILES + " entries, got "
-          + array.size());
+      throw new ValidationException(
+          filesField, "must have at most " + MAX_FILES + " entries, got " + array.size());
     }
 
     FilePaths paths = new FilePaths(filesField);
@@ -43,8 +44,8 @@ final class ManifestParser {
     boolean overflow = false;
     for (int i = 0; i < array.size(); i++) {
       String fileField = Fields.index(filesField, i);
-      ManifestFile file = ManifestFileParser.parse(Fields.object(array.get(i), fileField), i, paths,
-          objectIds);
+      ManifestFile file =
+          ManifestFileParser.parse(Fields.object(array.get(i), fileField), i, paths, objectIds);
       files.add(file);
       // 100k files of up to 2^50 bytes can exceed a long; past that point no total can match.
       if (!overflow) {
@@ -58,8 +59,12 @@ final class ManifestParser {
     paths.requireNoFileUnderAnother();
 
     if (overflow || sum != total) {
-      throw new ValidationException(totalField, "must equal the sum of files' size_bytes ("
-          + (overflow ? "more than " + Long.MAX_VALUE : Long.toString(sum)) + "), got " + total);
+      throw new ValidationException(
+          totalField,
+          "must equal the sum of files' size_bytes ("
+              + (overflow ? "more than " + Long.MAX_VALUE : Long.toString(sum))
+              + "), got "
+              + total);
     }
     return new Manifest(model, total, version, files);
   }

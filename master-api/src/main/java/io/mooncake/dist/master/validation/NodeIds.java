@@ -18,15 +18,19 @@ final class NodeIds {
     try {
       parsed = NodeId.parse(value);
     } catch (IllegalArgumentException e) {
-      throw new ValidationException(field, "must be a host:port node id: "
-          + Texts.printable(String.valueOf(e.getMessage())));
+      throw new ValidationException(
+          field, "must be a host:port node id: " + Texts.printable(String.valueOf(e.getMessage())));
     }
     // "h:080" and "h:80" name one node; insisting on the canonical spelling keeps string equality
     // (used for duplicate detection and seed membership) equal to node identity.
     String canonical = parsed.toString();
     if (!canonical.equals(value)) {
-      throw new ValidationException(field, "must be written canonically as " + Texts.quote(canonical)
-          + ", got " + Texts.quote(value));
+      throw new ValidationException(
+          field,
+          "must be written canonically as "
+              + Texts.quote(canonical)
+              + ", got "
+              + Texts.quote(value));
     }
     return value;
   }
@@ -37,8 +41,8 @@ final class NodeIds {
       throw new ValidationException(field, "must not be empty");
     }
     if (array.size() > MAX_TARGETS) {
-      throw new ValidationException(field, "must have at most " + MAX_TARGETS + " entries, got "
-          + array.size());
+      throw new ValidationException(
+          field, "must have at most " + MAX_TARGETS + " entries, got " + array.size());
     }
     List<String> targets = new ArrayList<>(array.size());
     Map<String, Integer> seen = new HashMap<>();
@@ -47,8 +51,13 @@ final class NodeIds {
       String node = requireValid(Fields.string(array.get(i), element), element);
       Integer first = seen.putIfAbsent(node, i);
       if (first != null) {
-        throw new ValidationException(element, "duplicate node " + Texts.quote(node)
-            + " (same as " + Fields.index(field, first) + ")");
+        throw new ValidationException(
+            element,
+            "duplicate node "
+                + Texts.quote(node)
+                + " (same as "
+                + Fields.index(field, first)
+                + ")");
       }
       targets.add(node);
     }

@@ -15,13 +15,17 @@ final class ObjectIds {
   private long total;
 
   /**
-   * Counts {@code count} more objects against the manifest-wide cap before they are looked at, so
-   * a huge manifest is refused without first indexing a million ids.
+   * Counts {@code count} more objects against the manifest-wide cap before they are looked at, so a
+   * huge manifest is refused without first indexing a million ids.
    */
   void reserve(long count, String field) {
     if (count > MAX_TOTAL - total) {
-      throw new ValidationException(field, "the manifest may hold at most " + MAX_TOTAL
-          + " objects in total; this file would bring it to " + (total + count));
+      throw new ValidationException(
+          field,
+          "the manifest may hold at most "
+              + MAX_TOTAL
+              + " objects in total; this file would bring it to "
+              + (total + count));
     }
     total += count;
   }
@@ -30,13 +34,17 @@ final class ObjectIds {
     Texts.requireLength(id, field, 1, MAX_LENGTH);
     Texts.requirePrintable(id, field);
     if (!id.startsWith(prefix)) {
-      throw new ValidationException(field, "must start with chunk_layout.object_prefix "
-          + Texts.quote(prefix) + ", got " + Texts.quote(id));
+      throw new ValidationException(
+          field,
+          "must start with chunk_layout.object_prefix "
+              + Texts.quote(prefix)
+              + ", got "
+              + Texts.quote(id));
     }
     String first = firstUse.putIfAbsent(id, field);
     if (first != null) {
-      throw new ValidationException(field, "duplicate object id " + Texts.quote(id)
-          + " (already used by " + first + ")");
+      throw new ValidationException(
+          field, "duplicate object id " + Texts.quote(id) + " (already used by " + first + ")");
     }
   }
 }

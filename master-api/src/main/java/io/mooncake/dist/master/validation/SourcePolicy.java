@@ -10,8 +10,8 @@ import java.util.Locale;
 
 /**
  * Which model sources the seeds may read: local directories ({@code file:///models/}) and HTTP
- * origins ({@code https://hub.example:443}). An empty policy allows every source (local use).
- * A request naming any other source is refused at validation, before anything is written.
+ * origins ({@code https://hub.example:443}). An empty policy allows every source (local use). A
+ * request naming any other source is refused at validation, before anything is written.
  */
 public final class SourcePolicy {
   public static final SourcePolicy ALLOW_ALL = new SourcePolicy(List.of(), List.of());
@@ -53,8 +53,10 @@ public final class SourcePolicy {
       } else if ((scheme.equals("http") || scheme.equals("https")) && uri.getHost() != null) {
         origins.add(origin(uri));
       } else {
-        throw new IllegalArgumentException("allowed source '" + entry
-            + "' must be file:///<directory> or http(s)://<host>[:<port>]");
+        throw new IllegalArgumentException(
+            "allowed source '"
+                + entry
+                + "' must be file:///<directory> or http(s)://<host>[:<port>]");
       }
     }
     return new SourcePolicy(roots, origins);
@@ -73,7 +75,8 @@ public final class SourcePolicy {
     for (int i = 0; i < files.size(); i++) {
       String url = files.get(i).downloadUrl();
       if (!allows(url)) {
-        throw new ValidationException("manifest.files[" + i + "].download_url",
+        throw new ValidationException(
+            "manifest.files[" + i + "].download_url",
             "source " + url + " is not allowed by this master (allowed: " + describe() + ")");
       }
     }

@@ -10,28 +10,35 @@ final class Texts {
   /** {@code value} must have between {@code min} and {@code max} UTF-16 chars. */
   static String requireLength(String value, String field, int min, int max) {
     if (value.length() < min) {
-      throw new ValidationException(field, min == 1 ? "must not be empty"
-          : "must be at least " + min + " characters");
+      throw new ValidationException(
+          field, min == 1 ? "must not be empty" : "must be at least " + min + " characters");
     }
     if (value.length() > max) {
-      throw new ValidationException(field, "must be at most " + max + " characters, got "
-          + value.length());
+      throw new ValidationException(
+          field, "must be at most " + max + " characters, got " + value.length());
     }
     return value;
   }
 
-  /** Rejects control characters and unpaired surrogates, which no file system or log handles well. */
+  /**
+   * Rejects control characters and unpaired surrogates, which no file system or log handles well.
+   */
   static String requirePrintable(String value, String field) {
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if (Character.isISOControl(c)) {
-        throw new ValidationException(field, String.format("must not contain control characters, found U+%04X at index %d", (int) c, i));
+        throw new ValidationException(
+            field,
+            String.format(
+                "must not contain control characters, found U+%04X at index %d", (int) c, i));
       }
-      if (Character.isHighSurrogate(c) && i + 1 < value.length()
+      if (Character.isHighSurrogate(c)
+          && i + 1 < value.length()
           && Character.isLowSurrogate(value.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
-        throw new ValidationException(field, "must be valid Unicode, found an unpaired surrogate at index " + i);
+        throw new ValidationException(
+            field, "must be valid Unicode, found an unpaired surrogate at index " + i);
       }
     }
     return value;
@@ -42,7 +49,9 @@ final class Texts {
     return "'" + printable(value) + "'";
   }
 
-  /** {@code value} truncated and with control characters escaped, so it is safe to log or return. */
+  /**
+   * {@code value} truncated and with control characters escaped, so it is safe to log or return.
+   */
   static String printable(String value) {
     return printable(value, ECHO_LIMIT);
   }

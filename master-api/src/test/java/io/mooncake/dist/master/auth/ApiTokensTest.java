@@ -14,19 +14,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ApiTokensTest {
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void readsPermissionsNamesAndComments() {
-    ApiTokens t = ApiTokens.parse("f", """
+    ApiTokens t =
+        ApiTokens.parse(
+            "f",
+            """
         # the API's tokens
         read   0123456789abcdef0123   grafana
         write  fedcba9876543210fedc   # no name: named after its line
         """);
     assertEquals(2, t.size());
-    assertEquals(new Grant("grafana", Permission.READ), t.lookup("0123456789abcdef0123").orElseThrow());
-    assertEquals(new Grant("line-3", Permission.WRITE), t.lookup("fedcba9876543210fedc").orElseThrow());
+    assertEquals(
+        new Grant("grafana", Permission.READ), t.lookup("0123456789abcdef0123").orElseThrow());
+    assertEquals(
+        new Grant("line-3", Permission.WRITE), t.lookup("fedcba9876543210fedc").orElseThrow());
     assertTrue(t.lookup("0123456789abcdef012").isEmpty());
     assertTrue(t.lookup("").isEmpty());
   }
@@ -41,16 +45,30 @@ class ApiTokensTest {
 
   @Test
   void refusesWhatWouldWeakenTheGateNamingTheLine() {
-    assertEquals("f line 1: permission must be 'read' or 'write', got 'admin'",
-        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "admin 0123456789abcdef0123")).getMessage());
-    assertEquals("f line 2: token shorter than 16 characters",
-        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "\nread short")).getMessage());
-    assertEquals("f line 2: token listed twice", assertThrows(IllegalArgumentException.class,
-        () -> ApiTokens.parse("f", "read 0123456789abcdef0123\nwrite 0123456789abcdef0123")).getMessage());
-    assertEquals("f line 1: expected '<read|write> <token> [<name>]'",
-        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "read")).getMessage());
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "# nothing\n"))
-        .getMessage().startsWith("f: no token in the file"));
+    assertEquals(
+        "f line 1: permission must be 'read' or 'write', got 'admin'",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ApiTokens.parse("f", "admin 0123456789abcdef0123"))
+            .getMessage());
+    assertEquals(
+        "f line 2: token shorter than 16 characters",
+        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "\nread short"))
+            .getMessage());
+    assertEquals(
+        "f line 2: token listed twice",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ApiTokens.parse("f", "read 0123456789abcdef0123\nwrite 0123456789abcdef0123"))
+            .getMessage());
+    assertEquals(
+        "f line 1: expected '<read|write> <token> [<name>]'",
+        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "read"))
+            .getMessage());
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> ApiTokens.parse("f", "# nothing\n"))
+            .getMessage()
+            .startsWith("f: no token in the file"));
   }
 
   @Test
@@ -58,11 +76,14 @@ class ApiTokensTest {
     Path file = tmp.resolve("tokens");
     Files.writeString(file, "write 0123456789abcdef0123\n");
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r-----"));
-    assertEquals(file + ": group or others may access this token file; run chmod 600 " + file,
+    assertEquals(
+        file + ": group or others may access this token file; run chmod 600 " + file,
         assertThrows(IllegalArgumentException.class, () -> ApiTokens.load(file)).getMessage());
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
     assertEquals(1, ApiTokens.load(file).size());
-    assertEquals(tmp.resolve("none") + ": no such file",
-        assertThrows(IllegalArgumentException.class, () -> ApiTokens.load(tmp.resolve("none"))).getMessage());
+    assertEquals(
+        tmp.resolve("none") + ": no such file",
+        assertThrows(IllegalArgumentException.class, () -> ApiTokens.load(tmp.resolve("none")))
+            .getMessage());
   }
 }

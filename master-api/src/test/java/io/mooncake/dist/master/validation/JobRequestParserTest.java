@@ -46,8 +46,13 @@ class JobRequestParserTest {
     assertEquals("dummy", file.checksum());
     assertEquals("file:///tmp/mooncake-dist-test/model.bin", file.downloadUrl());
     assertEquals("artifact-demo-model-r1", file.artifactKey());
-    assertEquals(List.of("demo-model/r1/chunk-000", "demo-model/r1/chunk-001",
-        "demo-model/r1/chunk-002", "demo-model/r1/chunk-003"), file.objectIds());
+    assertEquals(
+        List.of(
+            "demo-model/r1/chunk-000",
+            "demo-model/r1/chunk-001",
+            "demo-model/r1/chunk-002",
+            "demo-model/r1/chunk-003"),
+        file.objectIds());
     assertEquals(new ChunkLayout(262144L, 4, "demo-model/r1"), file.chunkLayout());
 
     assertEquals(64, parsed.canonicalSha256().length());
@@ -59,8 +64,11 @@ class JobRequestParserTest {
   void the_digest_ignores_key_order_and_whitespace() throws Exception {
     ObjectNode original = TestRequests.rfc();
     JsonNode reversed = reverseKeys(original);
-    byte[] pretty = TestRequests.json(reversed.toString()).toPrettyString()
-        .replace("\n", "\r\n\t ").getBytes(StandardCharsets.UTF_8);
+    byte[] pretty =
+        TestRequests.json(reversed.toString())
+            .toPrettyString()
+            .replace("\n", "\r\n\t ")
+            .getBytes(StandardCharsets.UTF_8);
 
     String digest = JobRequestParser.parse(TestRequests.rfcBytes()).canonicalSha256();
     assertNotEquals(original.toString(), reversed.toString());
@@ -72,53 +80,74 @@ class JobRequestParserTest {
   void the_digest_treats_escaped_and_literal_unicode_as_the_same_string() {
     ObjectNode literal = TestRequests.set(TestRequests.rfc(), "label", NODES.textNode("caf\u00e9"));
     String escaped = literal.toString().replace("caf\u00e9", "caf\\u00e9");
-    assertEquals(JobRequestParser.parse(TestRequests.bytes(literal)).canonicalSha256(),
+    assertEquals(
+        JobRequestParser.parse(TestRequests.bytes(literal)).canonicalSha256(),
         JobRequestParser.parse(escaped.getBytes(StandardCharsets.UTF_8)).canonicalSha256());
   }
 
   @Test
   void the_digest_changes_when_any_value_changes() {
     String digest = JobRequestParser.parse(TestRequests.rfcBytes()).canonicalSha256();
-    ObjectNode otherTarget = TestRequests.set(TestRequests.rfc(), "target_nodes[1]",
-        NODES.textNode("127.0.0.1:25003"));
+    ObjectNode otherTarget =
+        TestRequests.set(TestRequests.rfc(), "target_nodes[1]", NODES.textNode("127.0.0.1:25003"));
     ObjectNode otherJob = TestRequests.set(TestRequests.rfc(), "job_id", NODES.textNode("job-2"));
     ObjectNode swappedTargets = TestRequests.rfc();
     ArrayNode targets = (ArrayNode) swappedTargets.get("target_nodes");
     JsonNode first = targets.remove(0);
     targets.add(first);
 
-    assertNotEquals(digest, JobRequestParser.parse(TestRequests.bytes(otherTarget)).canonicalSha256());
+    assertNotEquals(
+        digest, JobRequestParser.parse(TestRequests.bytes(otherTarget)).canonicalSha256());
     assertNotEquals(digest, JobRequestParser.parse(TestRequests.bytes(otherJob)).canonicalSha256());
-    assertNotEquals(digest, JobRequestParser.parse(TestRequests.bytes(swappedTargets)).canonicalSha256());
+    assertNotEquals(
+        digest, JobRequestParser.parse(TestRequests.bytes(swappedTargets)).canonicalSha256());
   }
 
   @Test
   void unknown_fields_are_ignored_but_still_count_towards_the_digest() {
-    ObjectNode extended = TestRequests.set(TestRequests.rfc(), "priority", NODES.objectNode().put("level", 1.5));
+    ObjectNode extended =
+        TestRequests.set(TestRequests.rfc(), "priority", NODES.objectNode().put("level", 1.5));
     TestRequests.set(extended, "manifest.files[0].mode", NODES.textNode("0644"));
     ParsedRequest parsed = JobRequestParser.parse(TestRequests.bytes(extended));
     assertEquals(JobRequestParser.parse(TestRequests.rfcBytes()).request(), parsed.request());
-    assertNotEquals(JobRequestParser.parse(TestRequests.rfcBytes()).canonicalSha256(), parsed.canonicalSha256());
+    assertNotEquals(
+        JobRequestParser.parse(TestRequests.rfcBytes()).canonicalSha256(),
+        parsed.canonicalSha256());
   }
 
   @Test
   void an_absent_or_null_replica_policy_leaves_the_replica_count_unset() {
     ObjectNode absent = TestRequests.set(TestRequests.rfc(), "replica_policy", null);
-    ObjectNode nullPolicy = TestRequests.set(TestRequests.rfc(), "replica_policy", NODES.nullNode());
-    ObjectNode emptyPolicy = TestRequests.set(TestRequests.rfc(), "replica_policy", NODES.objectNode());
+    ObjectNode nullPolicy =
+        TestRequests.set(TestRequests.rfc(), "replica_policy", NODES.nullNode());
+    ObjectNode emptyPolicy =
+        TestRequests.set(TestRequests.rfc(), "replica_policy", NODES.objectNode());
     assertNull(JobRequestParser.parse(TestRequests.bytes(absent)).request().targetReplicaCount());
-    assertNull(JobRequestParser.parse(TestRequests.bytes(nullPolicy)).request().targetReplicaCount());
-    assertNull(JobRequestParser.parse(TestRequests.bytes(emptyPolicy)).request().targetReplicaCount());
+    assertNull(
+        JobRequestParser.parse(TestRequests.bytes(nullPolicy)).request().targetReplicaCount());
+    assertNull(
+        JobRequestParser.parse(TestRequests.bytes(emptyPolicy)).request().targetReplicaCount());
   }
 
   @Test
   void every_supported_download_source_is_accepted() {
-    for (String url : List.of("/srv/models/model.bin", "file://localhost/srv/model.bin",
-        "https://hub.example.com/demo/model.bin?sig=abc", "http://10.0.0.1:8080/model.bin")) {
-      ObjectNode request = TestRequests.set(TestRequests.rfc(), "manifest.files[0].download_url",
-          NODES.textNode(url));
-      assertEquals(url, JobRequestParser.parse(TestRequests.bytes(request)).request()
-          .manifest().files().getFirst().downloadUrl());
+    for (String url :
+        List.of(
+            "/srv/models/model.bin",
+            "file://localhost/srv/model.bin",
+            "https://hub.example.com/demo/model.bin?sig=abc",
+            "http://10.0.0.1:8080/model.bin")) {
+      ObjectNode request =
+          TestRequests.set(
+              TestRequests.rfc(), "manifest.files[0].download_url", NODES.textNode(url));
+      assertEquals(
+          url,
+          JobRequestParser.parse(TestRequests.bytes(request))
+              .request()
+              .manifest()
+              .files()
+              .getFirst()
+              .downloadUrl());
     }
   }
 
@@ -128,7 +157,8 @@ class JobRequestParserTest {
     for (String path : List.of("model.model_id", "manifest.model_id")) {
       TestRequests.set(request, path, NODES.textNode("meta-llama/Llama-3.1_8B"));
     }
-    TestRequests.set(request, "manifest.files[0].checksum", NODES.textNode("sha256:" + "ab".repeat(32)));
+    TestRequests.set(
+        request, "manifest.files[0].checksum", NODES.textNode("sha256:" + "ab".repeat(32)));
     ObjectNode empty = TestRequests.twoFiles();
     ObjectNode second = (ObjectNode) empty.at("/manifest/files/1");
     second.put("size_bytes", 0).put("path", "config/empty.json");
@@ -136,10 +166,11 @@ class JobRequestParserTest {
     ((ObjectNode) second.get("artifact")).putArray("object_ids");
     ((ObjectNode) empty.get("manifest")).put("total_size_bytes", 1048576);
 
-    assertEquals("meta-llama/Llama-3.1_8B",
+    assertEquals(
+        "meta-llama/Llama-3.1_8B",
         JobRequestParser.parse(TestRequests.bytes(request)).request().model().modelId());
-    ManifestFile parsedEmpty = JobRequestParser.parse(TestRequests.bytes(empty)).request()
-        .manifest().files().get(1);
+    ManifestFile parsedEmpty =
+        JobRequestParser.parse(TestRequests.bytes(empty)).request().manifest().files().get(1);
     assertEquals(0, parsedEmpty.chunkLayout().chunkCount());
     assertTrue(parsedEmpty.objectIds().isEmpty());
   }
@@ -148,8 +179,9 @@ class JobRequestParserTest {
   void a_nesting_depth_at_the_limit_is_accepted() {
     ObjectNode request = TestRequests.rfc();
     // The root object is level 1, so "deep" itself plus 30 nested arrays reach exactly 32.
-    String deep = "[".repeat(JobRequestParser.MAX_NESTING_DEPTH - 1)
-        + "]".repeat(JobRequestParser.MAX_NESTING_DEPTH - 1);
+    String deep =
+        "[".repeat(JobRequestParser.MAX_NESTING_DEPTH - 1)
+            + "]".repeat(JobRequestParser.MAX_NESTING_DEPTH - 1);
     String body = request.toString().replaceFirst("\\{", "{\"deep\":" + deep + ",");
     JobRequestParser.parse(body.getBytes(StandardCharsets.UTF_8));
   }

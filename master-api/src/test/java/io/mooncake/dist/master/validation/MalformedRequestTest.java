@@ -39,7 +39,9 @@ class MalformedRequestTest {
 
   /** Two files whose object ids share one prefix, so ids can collide across files. */
   static ObjectNode twoFilesSharingAPrefix() {
-    return TestRequests.set(TestRequests.twoFiles(), SECOND + "chunk_layout.object_prefix",
+    return TestRequests.set(
+        TestRequests.twoFiles(),
+        SECOND + "chunk_layout.object_prefix",
         TestRequests.json("\"demo-model/r1\""));
   }
 
@@ -74,27 +76,71 @@ class MalformedRequestTest {
         rfc("model.format", "\"..\"", "model.format", "must not contain '.' or '..'"),
         rfc("model.format", "true", "model.format", "must be a string, got a boolean"),
         rfc("model.provider", REMOVED, "model.provider", "is required"),
-        rfc("model.provider", "\"" + "p".repeat(129) + "\"", "model.provider", "must be at most 128"),
+        rfc(
+            "model.provider",
+            "\"" + "p".repeat(129) + "\"",
+            "model.provider",
+            "must be at most 128"),
         // manifest identity and totals
         rfc("manifest", REMOVED, "manifest", "is required"),
         rfc("manifest", "null", "manifest", "must be an object, got null"),
         rfc("manifest", "[]", "manifest", "must be an object, got an array"),
         rfc("manifest.model_id", REMOVED, "manifest.model_id", "is required"),
-        rfc("manifest.model_id", "\"other\"", "manifest.model_id", "must equal model.model_id ('demo-model')"),
+        rfc(
+            "manifest.model_id",
+            "\"other\"",
+            "manifest.model_id",
+            "must equal model.model_id ('demo-model')"),
         rfc("manifest.revision", "\"r2\"", "manifest.revision", "must equal model.revision ('r1')"),
         rfc("manifest.format", "\"gguf\"", "manifest.format", "must equal model.format ('bin')"),
         rfc("manifest.provider", "1", "manifest.provider", "must be a string"),
         rfc("manifest.total_size_bytes", REMOVED, "manifest.total_size_bytes", "is required"),
-        rfc("manifest.total_size_bytes", "\"1048576\"", "manifest.total_size_bytes", "must be an integer, got a string"),
-        rfc("manifest.total_size_bytes", "1048576.0", "manifest.total_size_bytes", "must be an integer, got a fractional number"),
+        rfc(
+            "manifest.total_size_bytes",
+            "\"1048576\"",
+            "manifest.total_size_bytes",
+            "must be an integer, got a string"),
+        rfc(
+            "manifest.total_size_bytes",
+            "1048576.0",
+            "manifest.total_size_bytes",
+            "must be an integer, got a fractional number"),
         rfc("manifest.total_size_bytes", "1e6", "manifest.total_size_bytes", "must be an integer"),
-        rfc("manifest.total_size_bytes", "-1", "manifest.total_size_bytes", "must be a non-negative integer"),
-        rfc("manifest.total_size_bytes", "99999999999999999999", "manifest.total_size_bytes", "within the signed 64-bit range"),
-        rfc("manifest.total_size_bytes", "1048577", "manifest.total_size_bytes", "must equal the sum of files' size_bytes (1048576), got 1048577"),
-        twoFiles("manifest.total_size_bytes", "1048576", "manifest.total_size_bytes", "must equal the sum of files' size_bytes (2097152)"),
-        rfc("manifest.file_manifest_version", REMOVED, "manifest.file_manifest_version", "is required"),
-        rfc("manifest.file_manifest_version", "\"v2\"", "manifest.file_manifest_version", "must be 'v1', got 'v2'"),
-        rfc("manifest.file_manifest_version", "1", "manifest.file_manifest_version", "must be a string"),
+        rfc(
+            "manifest.total_size_bytes",
+            "-1",
+            "manifest.total_size_bytes",
+            "must be a non-negative integer"),
+        rfc(
+            "manifest.total_size_bytes",
+            "99999999999999999999",
+            "manifest.total_size_bytes",
+            "within the signed 64-bit range"),
+        rfc(
+            "manifest.total_size_bytes",
+            "1048577",
+            "manifest.total_size_bytes",
+            "must equal the sum of files' size_bytes (1048576), got 1048577"),
+        twoFiles(
+            "manifest.total_size_bytes",
+            "1048576",
+            "manifest.total_size_bytes",
+            "must equal the sum of files' size_bytes (2097152)"),
+        rfc(
+            "manifest.file_manifest_version",
+            REMOVED,
+            "manifest.file_manifest_version",
+            "is required"),
+        rfc(
+            "manifest.file_manifest_version",
+            "\"v2\"",
+            "manifest.file_manifest_version",
+            "must be 'v1', got 'v2'"),
+        rfc(
+            "manifest.file_manifest_version",
+            "1",
+            "manifest.file_manifest_version",
+            "must be a string"),
         rfc("manifest.files", REMOVED, "manifest.files", "is required"),
         rfc("manifest.files", "{}", "manifest.files", "must be an array, got an object"),
         rfc("manifest.files", "[]", "manifest.files", "must not be empty"),
@@ -104,82 +150,277 @@ class MalformedRequestTest {
         rfc(FILE + "path", REMOVED, FILE + "path", "is required"),
         rfc(FILE + "path", "[\"model.bin\"]", FILE + "path", "must be a string, got an array"),
         rfc(FILE + "path", "\"\"", FILE + "path", "must not be empty"),
-        rfc(FILE + "path", "\"../x\"", FILE + "path", "must not contain empty, '.' or '..' segments"),
-        rfc(FILE + "path", "\"a/../../b\"", FILE + "path", "must not contain empty, '.' or '..' segments"),
-        rfc(FILE + "path", "\"./model.bin\"", FILE + "path", "must not contain empty, '.' or '..' segments"),
-        rfc(FILE + "path", "\"a//b\"", FILE + "path", "must not contain empty, '.' or '..' segments"),
-        rfc(FILE + "path", "\"dir/\"", FILE + "path", "must not contain empty, '.' or '..' segments"),
+        rfc(
+            FILE + "path",
+            "\"../x\"",
+            FILE + "path",
+            "must not contain empty, '.' or '..' segments"),
+        rfc(
+            FILE + "path",
+            "\"a/../../b\"",
+            FILE + "path",
+            "must not contain empty, '.' or '..' segments"),
+        rfc(
+            FILE + "path",
+            "\"./model.bin\"",
+            FILE + "path",
+            "must not contain empty, '.' or '..' segments"),
+        rfc(
+            FILE + "path",
+            "\"a//b\"",
+            FILE + "path",
+            "must not contain empty, '.' or '..' segments"),
+        rfc(
+            FILE + "path",
+            "\"dir/\"",
+            FILE + "path",
+            "must not contain empty, '.' or '..' segments"),
         rfc(FILE + "path", "\"/etc/passwd\"", FILE + "path", "must be a relative path"),
         rfc(FILE + "path", "\"a\\\\b\"", FILE + "path", "must use '/' as separator"),
         rfc(FILE + "path", "\"C:/x\"", FILE + "path", "must not start with a drive letter"),
-        rfc(FILE + "path", "\"a\\u0000b\"", FILE + "path", "must not contain control characters, found U+0000"),
+        rfc(
+            FILE + "path",
+            "\"a\\u0000b\"",
+            FILE + "path",
+            "must not contain control characters, found U+0000"),
         rfc(FILE + "path", "\"a\\nb\"", FILE + "path", "must not contain control characters"),
-        rfc(FILE + "path", "\"" + "p".repeat(4097) + "\"", FILE + "path", "must be at most 4096 characters"),
-        twoFiles(SECOND + "path", "\"model.bin\"", SECOND + "path", "duplicate path 'model.bin' (already used by manifest.files[0].path)"),
-        twoFiles(SECOND + "path", "\"model.bin/part\"", SECOND + "path", "lies under 'model.bin', which is itself a file (manifest.files[0].path)"),
+        rfc(
+            FILE + "path",
+            "\"" + "p".repeat(4097) + "\"",
+            FILE + "path",
+            "must be at most 4096 characters"),
+        twoFiles(
+            SECOND + "path",
+            "\"model.bin\"",
+            SECOND + "path",
+            "duplicate path 'model.bin' (already used by manifest.files[0].path)"),
+        twoFiles(
+            SECOND + "path",
+            "\"model.bin/part\"",
+            SECOND + "path",
+            "lies under 'model.bin', which is itself a file (manifest.files[0].path)"),
         // size and checksum
         rfc(FILE + "size_bytes", REMOVED, FILE + "size_bytes", "is required"),
         rfc(FILE + "size_bytes", "-1", FILE + "size_bytes", "must be a non-negative integer"),
-        rfc(FILE + "size_bytes", "\"1048576\"", FILE + "size_bytes", "must be an integer, got a string"),
-        rfc(FILE + "size_bytes", "1.5", FILE + "size_bytes", "must be an integer, got a fractional number"),
-        rfc(FILE + "size_bytes", "1125899906842625", FILE + "size_bytes", "must be at most 1125899906842624"),
-        rfc(FILE + "size_bytes", "18446744073709551616", FILE + "size_bytes", "within the signed 64-bit range"),
+        rfc(
+            FILE + "size_bytes",
+            "\"1048576\"",
+            FILE + "size_bytes",
+            "must be an integer, got a string"),
+        rfc(
+            FILE + "size_bytes",
+            "1.5",
+            FILE + "size_bytes",
+            "must be an integer, got a fractional number"),
+        rfc(
+            FILE + "size_bytes",
+            "1125899906842625",
+            FILE + "size_bytes",
+            "must be at most 1125899906842624"),
+        rfc(
+            FILE + "size_bytes",
+            "18446744073709551616",
+            FILE + "size_bytes",
+            "within the signed 64-bit range"),
         rfc(FILE + "checksum", REMOVED, FILE + "checksum", "is required"),
         rfc(FILE + "checksum", "\"\"", FILE + "checksum", "must not be empty"),
         rfc(FILE + "checksum", "42", FILE + "checksum", "must be a string"),
-        rfc(FILE + "checksum", "\"sha256:abc\"", FILE + "checksum", "followed by exactly 64 hex digits"),
-        rfc(FILE + "checksum", "\"SHA256:" + "g".repeat(64) + "\"", FILE + "checksum", "followed by exactly 64 hex digits"),
-        rfc(FILE + "checksum", "\"" + "c".repeat(257) + "\"", FILE + "checksum", "must be at most 256 characters"),
+        rfc(
+            FILE + "checksum",
+            "\"sha256:abc\"",
+            FILE + "checksum",
+            "followed by exactly 64 hex digits"),
+        rfc(
+            FILE + "checksum",
+            "\"SHA256:" + "g".repeat(64) + "\"",
+            FILE + "checksum",
+            "followed by exactly 64 hex digits"),
+        rfc(
+            FILE + "checksum",
+            "\"" + "c".repeat(257) + "\"",
+            FILE + "checksum",
+            "must be at most 256 characters"),
         // download_url
         rfc(FILE + "download_url", REMOVED, FILE + "download_url", "is required"),
         rfc(FILE + "download_url", "\"\"", FILE + "download_url", "must not be empty"),
         rfc(FILE + "download_url", "{}", FILE + "download_url", "must be a string, got an object"),
-        rfc(FILE + "download_url", "\"ftp://host/model.bin\"", FILE + "download_url", "scheme 'ftp' is not supported"),
-        rfc(FILE + "download_url", "\"s3://bucket/model.bin\"", FILE + "download_url", "scheme 's3' is not supported"),
-        rfc(FILE + "download_url", "\"https://alice:s3cret@models.example/m.bin\"", FILE + "download_url", "must not carry credentials"),
-        rfc(FILE + "download_url", "\"http://token@models.example/m.bin\"", FILE + "download_url", "must not carry credentials"),
-        rfc(FILE + "download_url", "\"model.bin\"", FILE + "download_url", "must be a file:// or http(s):// URL or an absolute local path"),
-        rfc(FILE + "download_url", "\"tmp/model.bin\"", FILE + "download_url", "must be a file:// or http(s):// URL or an absolute local path"),
-        rfc(FILE + "download_url", "\"file://fileserver/tmp/model.bin\"", FILE + "download_url", "must not name a remote host"),
-        rfc(FILE + "download_url", "\"file:/tmp/model.bin\"", FILE + "download_url", "must look like file:///absolute/path"),
-        rfc(FILE + "download_url", "\"file:///\"", FILE + "download_url", "must name an absolute file path"),
-        rfc(FILE + "download_url", "\"file:///tmp/a%00b\"", FILE + "download_url", "must not contain control characters"),
-        rfc(FILE + "download_url", "\"http:///model.bin\"", FILE + "download_url", "must name a host"),
-        rfc(FILE + "download_url", "\"https://exa mple.com/x\"", FILE + "download_url", "must be a valid URL"),
+        rfc(
+            FILE + "download_url",
+            "\"ftp://host/model.bin\"",
+            FILE + "download_url",
+            "scheme 'ftp' is not supported"),
+        rfc(
+            FILE + "download_url",
+            "\"s3://bucket/model.bin\"",
+            FILE + "download_url",
+            "scheme 's3' is not supported"),
+        rfc(
+            FILE + "download_url",
+            "\"https://alice:s3cret@models.example/m.bin\"",
+            FILE + "download_url",
+            "must not carry credentials"),
+        rfc(
+            FILE + "download_url",
+            "\"http://token@models.example/m.bin\"",
+            FILE + "download_url",
+            "must not carry credentials"),
+        rfc(
+            FILE + "download_url",
+            "\"model.bin\"",
+            FILE + "download_url",
+            "must be a file:// or http(s):// URL or an absolute local path"),
+        rfc(
+            FILE + "download_url",
+            "\"tmp/model.bin\"",
+            FILE + "download_url",
+            "must be a file:// or http(s):// URL or an absolute local path"),
+        rfc(
+            FILE + "download_url",
+            "\"file://fileserver/tmp/model.bin\"",
+            FILE + "download_url",
+            "must not name a remote host"),
+        rfc(
+            FILE + "download_url",
+            "\"file:/tmp/model.bin\"",
+            FILE + "download_url",
+            "must look like file:///absolute/path"),
+        rfc(
+            FILE + "download_url",
+            "\"file:///\"",
+            FILE + "download_url",
+            "must name an absolute file path"),
+        rfc(
+            FILE + "download_url",
+            "\"file:///tmp/a%00b\"",
+            FILE + "download_url",
+            "must not contain control characters"),
+        rfc(
+            FILE + "download_url",
+            "\"http:///model.bin\"",
+            FILE + "download_url",
+            "must name a host"),
+        rfc(
+            FILE + "download_url",
+            "\"https://exa mple.com/x\"",
+            FILE + "download_url",
+            "must be a valid URL"),
         // artifact
         rfc(FILE + "artifact", REMOVED, FILE + "artifact", "is required"),
-        rfc(FILE + "artifact", "\"artifact\"", FILE + "artifact", "must be an object, got a string"),
+        rfc(
+            FILE + "artifact",
+            "\"artifact\"",
+            FILE + "artifact",
+            "must be an object, got a string"),
         rfc(FILE + "artifact.artifact_key", REMOVED, FILE + "artifact.artifact_key", "is required"),
-        rfc(FILE + "artifact.artifact_key", "\"\"", FILE + "artifact.artifact_key", "must not be empty"),
-        rfc(FILE + "artifact.artifact_key", "1", FILE + "artifact.artifact_key", "must be a string"),
+        rfc(
+            FILE + "artifact.artifact_key",
+            "\"\"",
+            FILE + "artifact.artifact_key",
+            "must not be empty"),
+        rfc(
+            FILE + "artifact.artifact_key",
+            "1",
+            FILE + "artifact.artifact_key",
+            "must be a string"),
         rfc(FILE + "artifact.object_ids", REMOVED, FILE + "artifact.object_ids", "is required"),
-        rfc(FILE + "artifact.object_ids", "\"demo-model/r1/chunk-000\"", FILE + "artifact.object_ids", "must be an array, got a string"),
-        rfc(FILE + "artifact.object_ids[2]", "2", FILE + "artifact.object_ids[2]", "must be a string, got an integer"),
-        rfc(FILE + "artifact.object_ids", "[\"demo-model/r1/chunk-000\",\"demo-model/r1/chunk-001\",\"demo-model/r1/chunk-002\"]",
+        rfc(
+            FILE + "artifact.object_ids",
+            "\"demo-model/r1/chunk-000\"",
+            FILE + "artifact.object_ids",
+            "must be an array, got a string"),
+        rfc(
+            FILE + "artifact.object_ids[2]",
+            "2",
+            FILE + "artifact.object_ids[2]",
+            "must be a string, got an integer"),
+        rfc(
+            FILE + "artifact.object_ids",
+                "[\"demo-model/r1/chunk-000\",\"demo-model/r1/chunk-001\",\"demo-model/r1/chunk-002\"]",
             FILE + "artifact.object_ids", "must have chunk_layout.chunk_count = 4 entries, got 3"),
-        rfc(FILE + "artifact.object_ids[1]", "\"demo-model/r1/chunk-000\"", FILE + "artifact.object_ids[1]",
+        rfc(
+            FILE + "artifact.object_ids[1]",
+            "\"demo-model/r1/chunk-000\"",
+            FILE + "artifact.object_ids[1]",
             "duplicate object id 'demo-model/r1/chunk-000' (already used by manifest.files[0].artifact.object_ids[0])"),
-        twoFiles(SECOND + "artifact.object_ids[2]", "\"demo-model/r1/b/chunk-000\"", SECOND + "artifact.object_ids[2]",
+        twoFiles(
+            SECOND + "artifact.object_ids[2]",
+            "\"demo-model/r1/b/chunk-000\"",
+            SECOND + "artifact.object_ids[2]",
             "duplicate object id 'demo-model/r1/b/chunk-000' (already used by manifest.files[1].artifact.object_ids[0])"),
-        new Case(MalformedRequestTest::twoFilesSharingAPrefix, SECOND + "artifact.object_ids[2]", "\"demo-model/r1/chunk-001\"",
+        new Case(
+            MalformedRequestTest::twoFilesSharingAPrefix,
+            SECOND + "artifact.object_ids[2]",
+            "\"demo-model/r1/chunk-001\"",
             SECOND + "artifact.object_ids[2]",
             "duplicate object id 'demo-model/r1/chunk-001' (already used by manifest.files[0].artifact.object_ids[1])"),
-        rfc(FILE + "artifact.object_ids[3]", "\"other/chunk-003\"", FILE + "artifact.object_ids[3]", "must start with chunk_layout.object_prefix 'demo-model/r1'"),
-        rfc(FILE + "artifact.object_ids[0]", "\"\"", FILE + "artifact.object_ids[0]", "must not be empty"),
-        rfc(FILE + "artifact.object_ids[0]", "\"demo-model/r1/\\t\"", FILE + "artifact.object_ids[0]", "must not contain control characters"),
+        rfc(
+            FILE + "artifact.object_ids[3]",
+            "\"other/chunk-003\"",
+            FILE + "artifact.object_ids[3]",
+            "must start with chunk_layout.object_prefix 'demo-model/r1'"),
+        rfc(
+            FILE + "artifact.object_ids[0]",
+            "\"\"",
+            FILE + "artifact.object_ids[0]",
+            "must not be empty"),
+        rfc(
+            FILE + "artifact.object_ids[0]",
+            "\"demo-model/r1/\\t\"",
+            FILE + "artifact.object_ids[0]",
+            "must not contain control characters"),
         // chunk_layout
         rfc(FILE + "chunk_layout", REMOVED, FILE + "chunk_layout", "is required"),
         rfc(FILE + "chunk_layout", "null", FILE + "chunk_layout", "must be an object, got null"),
-        rfc(FILE + "chunk_layout.chunk_size_bytes", REMOVED, FILE + "chunk_layout.chunk_size_bytes", "is required"),
-        rfc(FILE + "chunk_layout.chunk_size_bytes", "0", FILE + "chunk_layout.chunk_size_bytes", "must be between 1 and 1099511627776, got 0"),
-        rfc(FILE + "chunk_layout.chunk_size_bytes", "1099511627777", FILE + "chunk_layout.chunk_size_bytes", "must be between 1 and 1099511627776"),
-        rfc(FILE + "chunk_layout.chunk_size_bytes", "\"262144\"", FILE + "chunk_layout.chunk_size_bytes", "must be an integer, got a string"),
-        rfc(FILE + "chunk_layout.chunk_count", "5", FILE + "chunk_layout.chunk_count", "must be ceil(size_bytes / chunk_size_bytes) = 4, got 5"),
-        rfc(FILE + "chunk_layout.chunk_count", "-4", FILE + "chunk_layout.chunk_count", "must be a non-negative integer"),
-        rfc(FILE + "chunk_layout.chunk_count", "4.0", FILE + "chunk_layout.chunk_count", "must be an integer, got a fractional number"),
-        rfc(FILE + "chunk_layout.chunk_size_bytes", "1", FILE + "chunk_layout.chunk_count", "must be ceil(size_bytes / chunk_size_bytes) = 1048576, got 4"),
-        rfc(FILE + "chunk_layout.object_prefix", REMOVED, FILE + "chunk_layout.object_prefix", "is required"),
-        rfc(FILE + "chunk_layout.object_prefix", "7", FILE + "chunk_layout.object_prefix", "must be a string, got an integer"),
+        rfc(
+            FILE + "chunk_layout.chunk_size_bytes",
+            REMOVED,
+            FILE + "chunk_layout.chunk_size_bytes",
+            "is required"),
+        rfc(
+            FILE + "chunk_layout.chunk_size_bytes",
+            "0",
+            FILE + "chunk_layout.chunk_size_bytes",
+            "must be between 1 and 1099511627776, got 0"),
+        rfc(
+            FILE + "chunk_layout.chunk_size_bytes",
+            "1099511627777",
+            FILE + "chunk_layout.chunk_size_bytes",
+            "must be between 1 and 1099511627776"),
+        rfc(
+            FILE + "chunk_layout.chunk_size_bytes",
+            "\"262144\"",
+            FILE + "chunk_layout.chunk_size_bytes",
+            "must be an integer, got a string"),
+        rfc(
+            FILE + "chunk_layout.chunk_count",
+            "5",
+            FILE + "chunk_layout.chunk_count",
+            "must be ceil(size_bytes / chunk_size_bytes) = 4, got 5"),
+        rfc(
+            FILE + "chunk_layout.chunk_count",
+            "-4",
+            FILE + "chunk_layout.chunk_count",
+            "must be a non-negative integer"),
+        rfc(
+            FILE + "chunk_layout.chunk_count",
+            "4.0",
+            FILE + "chunk_layout.chunk_count",
+            "must be an integer, got a fractional number"),
+        rfc(
+            FILE + "chunk_layout.chunk_size_bytes",
+            "1",
+            FILE + "chunk_layout.chunk_count",
+            "must be ceil(size_bytes / chunk_size_bytes) = 1048576, got 4"),
+        rfc(
+            FILE + "chunk_layout.object_prefix",
+            REMOVED,
+            FILE + "chunk_layout.object_prefix",
+            "is required"),
+        rfc(
+            FILE + "chunk_layout.object_prefix",
+            "7",
+            FILE + "chunk_layout.object_prefix",
+            "must be a string, got an integer"),
         // seed and targets
         rfc("seed_node_id", REMOVED, "seed_node_id", "is required"),
         rfc("seed_node_id", "25001", "seed_node_id", "must be a string, got an integer"),
@@ -187,21 +428,49 @@ class MalformedRequestTest {
         rfc("seed_node_id", "\"1.2.3.4:0\"", "seed_node_id", "port must be 1-65535"),
         rfc("seed_node_id", "\"1.2.3.4:99999\"", "seed_node_id", "port must be 1-65535"),
         rfc("seed_node_id", "\":80\"", "seed_node_id", "must be a host:port node id"),
-        rfc("seed_node_id", "\"127.0.0.1:025001\"", "seed_node_id", "must be written canonically as '127.0.0.1:25001'"),
+        rfc(
+            "seed_node_id",
+            "\"127.0.0.1:025001\"",
+            "seed_node_id",
+            "must be written canonically as '127.0.0.1:25001'"),
         rfc("seed_node_id", "\"127.0.0.1:25003\"", "seed_node_id", "must be one of target_nodes"),
         rfc("target_nodes", REMOVED, "target_nodes", "is required"),
         rfc("target_nodes", "[]", "target_nodes", "must not be empty"),
-        rfc("target_nodes", "\"127.0.0.1:25001\"", "target_nodes", "must be an array, got a string"),
-        rfc("target_nodes[1]", "\"127.0.0.1:25001\"", "target_nodes[1]", "duplicate node '127.0.0.1:25001' (same as target_nodes[0])"),
+        rfc(
+            "target_nodes",
+            "\"127.0.0.1:25001\"",
+            "target_nodes",
+            "must be an array, got a string"),
+        rfc(
+            "target_nodes[1]",
+            "\"127.0.0.1:25001\"",
+            "target_nodes[1]",
+            "duplicate node '127.0.0.1:25001' (same as target_nodes[0])"),
         rfc("target_nodes[1]", "25002", "target_nodes[1]", "must be a string, got an integer"),
         rfc("target_nodes[1]", "\"node1\"", "target_nodes[1]", "must be a host:port node id"),
         rfc("target_nodes[1]", "\"1.2.3.4:99999\"", "target_nodes[1]", "port must be 1-65535"),
         // replica_policy
         rfc("replica_policy", "\"all\"", "replica_policy", "must be an object, got a string"),
-        rfc("replica_policy.target_replica_count", "0", "replica_policy.target_replica_count", "must be between 1 and 2"),
-        rfc("replica_policy.target_replica_count", "3", "replica_policy.target_replica_count", "must be between 1 and 2 (the number of target_nodes), got 3"),
-        rfc("replica_policy.target_replica_count", "\"2\"", "replica_policy.target_replica_count", "must be an integer, got a string"),
-        rfc("replica_policy.target_replica_count", "2.5", "replica_policy.target_replica_count", "must be an integer"));
+        rfc(
+            "replica_policy.target_replica_count",
+            "0",
+            "replica_policy.target_replica_count",
+            "must be between 1 and 2"),
+        rfc(
+            "replica_policy.target_replica_count",
+            "3",
+            "replica_policy.target_replica_count",
+            "must be between 1 and 2 (the number of target_nodes), got 3"),
+        rfc(
+            "replica_policy.target_replica_count",
+            "\"2\"",
+            "replica_policy.target_replica_count",
+            "must be an integer, got a string"),
+        rfc(
+            "replica_policy.target_replica_count",
+            "2.5",
+            "replica_policy.target_replica_count",
+            "must be an integer"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -211,12 +480,14 @@ class MalformedRequestTest {
     JsonNode value = c.value() == REMOVED ? null : TestRequests.json(c.value());
     TestRequests.set(request, c.path(), value);
 
-    ValidationException e = assertThrows(ValidationException.class,
-        () -> JobRequestParser.parse(TestRequests.bytes(request)));
+    ValidationException e =
+        assertThrows(
+            ValidationException.class, () -> JobRequestParser.parse(TestRequests.bytes(request)));
 
     assertEquals(c.field(), e.field(), e::getMessage);
     assertTrue(e.getMessage().startsWith(c.field() + ": "), e::getMessage);
-    assertTrue(e.getMessage().contains(c.fragment()),
+    assertTrue(
+        e.getMessage().contains(c.fragment()),
         () -> "expected '" + c.fragment() + "' in: " + e.getMessage());
   }
 }

@@ -30,9 +30,10 @@ class ParserFuzzTest {
   private static final long SEED = 0x6d6f6f6e63616b65L;
   private static final int ITERATIONS = 20_000;
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
   /** Characters that matter to JSON, to URLs and paths, plus bytes that break UTF-8. */
-  private static final byte[] INTERESTING = "{}[]\":,\\/.-0123456789eE+ntfaul \t\n\u0000:%"
-      .getBytes(StandardCharsets.ISO_8859_1);
+  private static final byte[] INTERESTING =
+      "{}[]\":,\\/.-0123456789eE+ntfaul \t\n\u0000:%".getBytes(StandardCharsets.ISO_8859_1);
 
   private final byte[] rfc = TestRequests.rfcBytes();
 
@@ -53,8 +54,14 @@ class ParserFuzzTest {
         assertTrue(e.getMessage().startsWith(e.field() + ": "), e::getMessage);
         rejected++;
       } catch (Throwable t) {
-        fail("iteration " + i + ": " + t + " for input (base64) "
-            + Base64.getEncoder().encodeToString(input), t);
+        fail(
+            "iteration "
+                + i
+                + ": "
+                + t
+                + " for input (base64) "
+                + Base64.getEncoder().encodeToString(input),
+            t);
       }
     }
     // Both outcomes must be common, or the mutations are not exploring the interesting boundary.
@@ -66,14 +73,15 @@ class ParserFuzzTest {
     int rounds = 1 + random.nextInt(3);
     byte[] bytes = rfc;
     for (int r = 0; r < rounds; r++) {
-      bytes = switch (random.nextInt(7)) {
-        case 0 -> flipBytes(bytes, random);
-        case 1 -> Arrays.copyOf(bytes, random.nextInt(bytes.length + 1));
-        case 2 -> insert(bytes, random);
-        case 3 -> removeRange(bytes, random);
-        case 4 -> duplicateRange(bytes, random);
-        default -> mutateTree(bytes, random);
-      };
+      bytes =
+          switch (random.nextInt(7)) {
+            case 0 -> flipBytes(bytes, random);
+            case 1 -> Arrays.copyOf(bytes, random.nextInt(bytes.length + 1));
+            case 2 -> insert(bytes, random);
+            case 3 -> removeRange(bytes, random);
+            case 4 -> duplicateRange(bytes, random);
+            default -> mutateTree(bytes, random);
+          };
     }
     return bytes;
   }
@@ -82,7 +90,10 @@ class ParserFuzzTest {
     byte[] out = in.clone();
     for (int n = 1 + random.nextInt(3); n > 0 && out.length > 0; n--) {
       int at = random.nextInt(out.length);
-      out[at] = random.nextBoolean() ? (byte) (out[at] ^ (1 << random.nextInt(8))) : (byte) random.nextInt(256);
+      out[at] =
+          random.nextBoolean()
+              ? (byte) (out[at] ^ (1 << random.nextInt(8)))
+              : (byte) random.nextInt(256);
     }
     return out;
   }
@@ -91,7 +102,10 @@ class ParserFuzzTest {
     int at = random.nextInt(in.length + 1);
     byte[] piece = new byte[1 + random.nextInt(4)];
     for (int i = 0; i < piece.length; i++) {
-      piece[i] = random.nextInt(4) == 0 ? (byte) random.nextInt(256) : INTERESTING[random.nextInt(INTERESTING.length)];
+      piece[i] =
+          random.nextInt(4) == 0
+              ? (byte) random.nextInt(256)
+              : INTERESTING[random.nextInt(INTERESTING.length)];
     }
     return splice(in, at, at, piece);
   }
@@ -176,8 +190,22 @@ class ParserFuzzTest {
       case 4 -> NODES.numberNode(random.nextDouble() * 1e6);
       case 5 -> NODES.numberNode(new BigInteger(80, random));
       case 6 -> NODES.textNode("");
-      case 7 -> NODES.textNode(List.of("../x", "/etc/passwd", "127.0.0.1:25001", "a\\b", "file://h/x",
-          "sha256:00", "demo-model/r1/chunk-000", "v1", "r1", ".", "node1", "1.2.3.4:0").get(random.nextInt(12)));
+      case 7 ->
+          NODES.textNode(
+              List.of(
+                      "../x",
+                      "/etc/passwd",
+                      "127.0.0.1:25001",
+                      "a\\b",
+                      "file://h/x",
+                      "sha256:00",
+                      "demo-model/r1/chunk-000",
+                      "v1",
+                      "r1",
+                      ".",
+                      "node1",
+                      "1.2.3.4:0")
+                  .get(random.nextInt(12)));
       case 8 -> NODES.textNode(randomText(random));
       case 9 -> NODES.numberNode(Long.MAX_VALUE - random.nextInt(3));
       case 10 -> {
@@ -200,7 +228,8 @@ class ParserFuzzTest {
   private static String randomText(Random random) {
     StringBuilder out = new StringBuilder();
     for (int i = random.nextInt(12); i > 0; i--) {
-      out.append((char) (random.nextInt(3) == 0 ? random.nextInt(0x10000) : 0x20 + random.nextInt(0x5f)));
+      out.append(
+          (char) (random.nextInt(3) == 0 ? random.nextInt(0x10000) : 0x20 + random.nextInt(0x5f)));
     }
     return out.toString();
   }

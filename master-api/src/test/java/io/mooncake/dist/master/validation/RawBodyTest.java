@@ -19,10 +19,13 @@ class RawBodyTest {
   }
 
   private static void assertBodyRejected(byte[] body, String fragment) {
-    ValidationException e = assertThrows(ValidationException.class, () -> JobRequestParser.parse(body));
+    ValidationException e =
+        assertThrows(ValidationException.class, () -> JobRequestParser.parse(body));
     assertEquals("body", e.field(), e::getMessage);
     assertTrue(e.getMessage().startsWith("body: "), e::getMessage);
-    assertTrue(e.getMessage().contains(fragment), () -> "expected '" + fragment + "' in: " + e.getMessage());
+    assertTrue(
+        e.getMessage().contains(fragment),
+        () -> "expected '" + fragment + "' in: " + e.getMessage());
   }
 
   private static void assertBodyRejected(String body, String fragment) {
@@ -68,12 +71,15 @@ class RawBodyTest {
 
     byte[] truncated = Arrays.copyOf(rfc, rfc.length + 1);
     truncated[rfc.length] = (byte) 0xE2;
-    assertBodyRejected(truncated, "must be valid UTF-8, malformed byte sequence at offset " + rfc.length);
+    assertBodyRejected(
+        truncated, "must be valid UTF-8, malformed byte sequence at offset " + rfc.length);
   }
 
   @Test
   void nesting_deeper_than_the_limit_is_rejected() {
-    String deep = "[".repeat(JobRequestParser.MAX_NESTING_DEPTH) + "]".repeat(JobRequestParser.MAX_NESTING_DEPTH);
+    String deep =
+        "[".repeat(JobRequestParser.MAX_NESTING_DEPTH)
+            + "]".repeat(JobRequestParser.MAX_NESTING_DEPTH);
     assertBodyRejected(rfcText().replaceFirst("\\{", "{\"deep\":" + deep + ","), "nesting depth");
   }
 
@@ -91,15 +97,19 @@ class RawBodyTest {
 
   @Test
   void duplicate_keys_are_rejected_at_any_level() {
-    assertBodyRejected(rfcText().replaceFirst("\\{", "{\"job_id\":\"other\","), "Duplicate field 'job_id'");
-    assertBodyRejected(rfcText().replace("\"format\": \"bin\",", "\"format\": \"bin\", \"format\": \"bin\","),
+    assertBodyRejected(
+        rfcText().replaceFirst("\\{", "{\"job_id\":\"other\","), "Duplicate field 'job_id'");
+    assertBodyRejected(
+        rfcText().replace("\"format\": \"bin\",", "\"format\": \"bin\", \"format\": \"bin\","),
         "Duplicate field 'format'");
   }
 
   @Test
   void syntax_errors_are_rejected_with_their_position() {
     assertBodyRejected(rfcText().replace("\"r1\",", "'r1',"), "invalid JSON");
-    assertBodyRejected(rfcText().replace("\"provider\": \"local\"\n}", "\"provider\": \"local\",\n}"), "invalid JSON");
+    assertBodyRejected(
+        rfcText().replace("\"provider\": \"local\"\n}", "\"provider\": \"local\",\n}"),
+        "invalid JSON");
     assertBodyRejected(rfcText().substring(0, 100), "line");
     assertBodyRejected("{\"size\": NaN}", "invalid JSON");
     assertBodyRejected("{\"size\": 012}", "invalid JSON");

@@ -14,15 +14,19 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SourcePolicyTest {
-  private static final SourcePolicy POLICY = SourcePolicy.parse("file:///models/, https://hub.example.com");
+  private static final SourcePolicy POLICY =
+      SourcePolicy.parse("file:///models/, https://hub.example.com");
 
   private static JobRequest request(String... urls) {
     ModelRef model = new ModelRef("m", "r1", "bin", "local");
     List<ManifestFile> files = new java.util.ArrayList<>();
     for (int i = 0; i < urls.length; i++) {
-      files.add(new ManifestFile("f" + i, 1, "dummy", urls[i], "k", List.of("m/" + i), new ChunkLayout(1, 1, "m")));
+      files.add(
+          new ManifestFile(
+              "f" + i, 1, "dummy", urls[i], "k", List.of("m/" + i), new ChunkLayout(1, 1, "m")));
     }
-    return new JobRequest("j", model, new Manifest(model, urls.length, "v1", files), "h:1", List.of("h:1"), null);
+    return new JobRequest(
+        "j", model, new Manifest(model, urls.length, "v1", files), "h:1", List.of("h:1"), null);
   }
 
   @Test
@@ -33,13 +37,20 @@ class SourcePolicyTest {
 
   @Test
   void filesUnderAnAllowedRootAndUrlsOfAnAllowedOriginPass() {
-    POLICY.check(request("file:///models/a/b.bin", "/models/c.bin", "https://hub.example.com/x/y", "https://HUB.example.com:443/z"));
+    POLICY.check(
+        request(
+            "file:///models/a/b.bin",
+            "/models/c.bin",
+            "https://hub.example.com/x/y",
+            "https://HUB.example.com:443/z"));
   }
 
   @Test
   void anyOtherSourceIsRefusedNamingTheFieldAndTheAllowedSources() {
-    ValidationException e = assertThrows(ValidationException.class,
-        () -> POLICY.check(request("/models/ok.bin", "file:///etc/passwd")));
+    ValidationException e =
+        assertThrows(
+            ValidationException.class,
+            () -> POLICY.check(request("/models/ok.bin", "file:///etc/passwd")));
     assertEquals("manifest.files[1].download_url", e.field());
     assertTrue(e.getMessage().contains("file:///models/"), e.getMessage());
     assertFalse(POLICY.allows("/models/../etc/passwd"));
@@ -50,7 +61,8 @@ class SourcePolicyTest {
 
   @Test
   void aMalformedPolicyEntryIsRejectedNamingIt() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SourcePolicy.parse("ftp://x/"));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> SourcePolicy.parse("ftp://x/"));
     assertTrue(e.getMessage().contains("ftp://x/"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> SourcePolicy.parse("models"));
   }

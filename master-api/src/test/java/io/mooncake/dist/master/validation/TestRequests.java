@@ -37,8 +37,8 @@ final class TestRequests {
   }
 
   /**
-   * The RFC example with a second 1 MiB file "b.bin" whose objects live under
-   * "demo-model/r1/b", for rules that span files.
+   * The RFC example with a second 1 MiB file "b.bin" whose objects live under "demo-model/r1/b",
+   * for rules that span files.
    */
   static ObjectNode twoFiles() {
     ObjectNode root = rfc();

@@ -1,8 +1,8 @@
 package io.mooncake.dist.worker.http;
 
-import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -13,8 +13,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * The node worker's small HTTP endpoint: {@code GET /health} and {@code GET /metrics}
- * (Prometheus text 0.0.4). It only reads in-process state; it never touches the database.
+ * The node worker's small HTTP endpoint: {@code GET /health} and {@code GET /metrics} (Prometheus
+ * text 0.0.4). It only reads in-process state; it never touches the database.
  */
 public final class ClientEndpoint implements AutoCloseable {
   /** What the endpoint reads from the worker. */
@@ -47,11 +47,14 @@ public final class ClientEndpoint implements AutoCloseable {
   /** Binds {@code host:port} (0 = an ephemeral port) and starts serving. */
   public static ClientEndpoint start(String host, int port, Source source) throws IOException {
     HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
-    ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
-      Thread t = new Thread(r, "client-http");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService threads =
+        Executors.newFixedThreadPool(
+            2,
+            r -> {
+              Thread t = new Thread(r, "client-http");
+              t.setDaemon(true);
+              return t;
+            });
     ClientEndpoint endpoint = new ClientEndpoint(server, threads, source);
     server.createContext("/health", endpoint::health);
     server.createContext("/metrics", endpoint::metrics);
@@ -71,9 +74,17 @@ public final class ClientEndpoint implements AutoCloseable {
     }
     String reason = source.unhealthyReason();
     if (reason == null) {
-      send(ex, 200, "application/json", "{\"status\":\"UP\",\"node_id\":\"" + jsonEscape(source.nodeId()) + "\"}");
+      send(
+          ex,
+          200,
+          "application/json",
+          "{\"status\":\"UP\",\"node_id\":\"" + jsonEscape(source.nodeId()) + "\"}");
     } else {
-      send(ex, 503, "application/json", "{\"status\":\"DOWN\",\"reason\":\"" + jsonEscape(reason) + "\"}");
+      send(
+          ex,
+          503,
+          "application/json",
+          "{\"status\":\"DOWN\",\"reason\":\"" + jsonEscape(reason) + "\"}");
     }
   }
 
@@ -88,25 +99,47 @@ public final class ClientEndpoint implements AutoCloseable {
   String render() {
     WorkerMetrics m = source.metrics();
     PrometheusText p = new PrometheusText();
-    p.family("mooncake_client_bytes_served_total", "counter", "Bytes this node's chunk server sent to peers.")
+    p.family(
+            "mooncake_client_bytes_served_total",
+            "counter",
+            "Bytes this node's chunk server sent to peers.")
         .sample("mooncake_client_bytes_served_total", List.of(), source.bytesServed());
-    p.family("mooncake_client_bytes_received_total", "counter", "Bytes of replica copies that succeeded on this node.")
+    p.family(
+            "mooncake_client_bytes_received_total",
+            "counter",
+            "Bytes of replica copies that succeeded on this node.")
         .sample("mooncake_client_bytes_received_total", List.of(), m.bytesReceived());
-    p.family("mooncake_client_tasks_total", "counter", "Tasks this node finished, by type and outcome (succeeded, failed, retry).");
+    p.family(
+        "mooncake_client_tasks_total",
+        "counter",
+        "Tasks this node finished, by type and outcome (succeeded, failed, retry).");
     for (Map.Entry<String, Map<String, Long>> byType : m.tasks().entrySet()) {
       for (Map.Entry<String, Long> e : byType.getValue().entrySet()) {
-        p.sample("mooncake_client_tasks_total", List.of("type", byType.getKey(), "outcome", e.getKey()), e.getValue());
+        p.sample(
+            "mooncake_client_tasks_total",
+            List.of("type", byType.getKey(), "outcome", e.getKey()),
+            e.getValue());
       }
     }
     p.family("mooncake_client_tasks_running", "gauge", "Tasks executing on this node now.")
         .sample("mooncake_client_tasks_running", List.of(), source.tasksRunning());
     Map<String, double[]> durations = m.durations();
-    p.family("mooncake_client_task_duration_seconds", "summary", "Time spent executing tasks, by type.");
+    p.family(
+        "mooncake_client_task_duration_seconds", "summary", "Time spent executing tasks, by type.");
     for (Map.Entry<String, double[]> e : durations.entrySet()) {
-      p.sample("mooncake_client_task_duration_seconds_sum", List.of("type", e.getKey()), e.getValue()[0]);
-      p.sample("mooncake_client_task_duration_seconds_count", List.of("type", e.getKey()), e.getValue()[1]);
+      p.sample(
+          "mooncake_client_task_duration_seconds_sum",
+          List.of("type", e.getKey()),
+          e.getValue()[0]);
+      p.sample(
+          "mooncake_client_task_duration_seconds_count",
+          List.of("type", e.getKey()),
+          e.getValue()[1]);
     }
-    p.family("mooncake_client_heartbeat_age_seconds", "gauge", "Seconds since the last successful heartbeat (NaN before the first).")
+    p.family(
+            "mooncake_client_heartbeat_age_seconds",
+            "gauge",
+            "Seconds since the last successful heartbeat (NaN before the first).")
         .sample("mooncake_client_heartbeat_age_seconds", List.of(), source.heartbeatAgeSeconds());
     return p.text();
   }
@@ -126,7 +159,8 @@ public final class ClientEndpoint implements AutoCloseable {
     return true;
   }
 
-  private static void send(HttpExchange ex, int status, String contentType, String body) throws IOException {
+  private static void send(HttpExchange ex, int status, String contentType, String body)
+      throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().set("Content-Type", contentType);
     ex.getResponseHeaders().set("Cache-Control", "no-store");
@@ -157,7 +191,8 @@ public final class ClientEndpoint implements AutoCloseable {
     return b.toString();
   }
 
-  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   /** Stops serving; idempotent. */
   @Override

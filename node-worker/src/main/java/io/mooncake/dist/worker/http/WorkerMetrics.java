@@ -12,9 +12,13 @@ import java.util.concurrent.atomic.LongAdder;
 public final class WorkerMetrics {
   /** Task outcomes as the endpoint labels them. */
   public static final String SUCCEEDED = "succeeded";
+
   public static final String FAILED = "failed";
   public static final String RETRY = "retry";
-  /** A copy that waited for a follower to relay its object instead of a second copy from the seed. */
+
+  /**
+   * A copy that waited for a follower to relay its object instead of a second copy from the seed.
+   */
   public static final String DEFERRED = "deferred";
 
   private record Key(String type, String outcome) {}
@@ -47,7 +51,8 @@ public final class WorkerMetrics {
   /** Finished tasks by type and outcome, sorted for a stable exposition. */
   public Map<String, Map<String, Long>> tasks() {
     Map<String, Map<String, Long>> out = new TreeMap<>();
-    tasks.forEach((k, v) -> out.computeIfAbsent(k.type(), t -> new TreeMap<>()).put(k.outcome(), v.sum()));
+    tasks.forEach(
+        (k, v) -> out.computeIfAbsent(k.type(), t -> new TreeMap<>()).put(k.outcome(), v.sum()));
     return out;
   }
 
@@ -59,10 +64,11 @@ public final class WorkerMetrics {
   /** Per type: {sum of seconds, count}. */
   public Map<String, double[]> durations() {
     Map<String, double[]> out = new TreeMap<>();
-    durationCount.forEach((type, count) -> {
-      LongAdder nanos = durationNanos.get(type);
-      out.put(type, new double[] {nanos == null ? 0 : nanos.sum() / 1e9, count.sum()});
-    });
+    durationCount.forEach(
+        (type, count) -> {
+          LongAdder nanos = durationNanos.get(type);
+          out.put(type, new double[] {nanos == null ? 0 : nanos.sum() / 1e9, count.sum()});
+        });
     return out;
   }
 }

@@ -9,18 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Hands each object of a download to its {@link ObjectSink} once its bytes are durable, on a
- * thread of its own, so the download never waits for an fsync or a database round trip. The
- * writer calls {@link #run} after every write; that queues the objects the write completed, with
- * their digests. The publisher takes everything queued, fsyncs the file once (which covers every
- * byte written before those objects were queued) and hands them out in order; while it does, the
- * writer goes on reading and writing. Done inline, as before, the seed's download waited for one
- * fsync and one publish per object: on a disk shared with seven followers writing, those took most
- * of the 12-15 s a 512 MiB download needed in bench/fanout.sh.
+ * Hands each object of a download to its {@link ObjectSink} once its bytes are durable, on a thread
+ * of its own, so the download never waits for an fsync or a database round trip. The writer calls
+ * {@link #run} after every write; that queues the objects the write completed, with their digests.
+ * The publisher takes everything queued, fsyncs the file once (which covers every byte written
+ * before those objects were queued) and hands them out in order; while it does, the writer goes on
+ * reading and writing. Done inline, as before, the seed's download waited for one fsync and one
+ * publish per object: on a disk shared with seven followers writing, those took most of the 12-15 s
+ * a 512 MiB download needed in bench/fanout.sh.
  *
- * <p>A failure of the publisher (the fsync, or the sink: a lost lease) is rethrown to the writer
- * at its next write and by {@link #finish}. {@link #close} stops the publisher and waits for it,
- * so nothing is handed out after a failed download has returned (its caller withdraws what was).
+ * <p>A failure of the publisher (the fsync, or the sink: a lost lease) is rethrown to the writer at
+ * its next write and by {@link #finish}. {@link #close} stops the publisher and waits for it, so
+ * nothing is handed out after a failed download has returned (its caller withdraws what was).
  */
 final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoCloseable {
   private record Done(ObjectPlan object, String digest) {}
@@ -38,7 +38,12 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
   private boolean stopped;
   private volatile StoreException failure;
 
-  BackgroundPublisher(FilePlan file, List<ObjectPlan> inByteOrder, RangeHasher hasher, FileChannel out, Path partial,
+  BackgroundPublisher(
+      FilePlan file,
+      List<ObjectPlan> inByteOrder,
+      RangeHasher hasher,
+      FileChannel out,
+      Path partial,
       ObjectSink sink) {
     this.file = file;
     this.inByteOrder = inByteOrder;
@@ -46,7 +51,11 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
     this.out = out;
     this.partial = partial;
     this.sink = sink;
-    this.thread = Thread.ofPlatform().name("publish-" + partial.getFileName()).daemon().start(this::publishLoop);
+    this.thread =
+        Thread.ofPlatform()
+            .name("publish-" + partial.getFileName())
+            .daemon()
+            .start(this::publishLoop);
   }
 
   /** After a write: queue the objects it completed; rethrow a failure of the publisher. */
@@ -143,7 +152,8 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
         failure = e;
         return;
       } catch (RuntimeException e) {
-        failure = new StoreException("publishing objects of " + file.path() + " failed: " + e, true, e);
+        failure =
+            new StoreException("publishing objects of " + file.path() + " failed: " + e, true, e);
         return;
       }
     }

@@ -8,9 +8,9 @@ import java.nio.file.Path;
 import java.util.function.LongConsumer;
 
 /**
- * Streams one source into one file channel: a single sequential pass through a bounded buffer,
- * each piece handed to a {@link RangeHasher} (which cuts it at object boundaries) and then written.
- * The source must yield exactly {@code sizeBytes}: fewer or more is a permanent failure, since the
+ * Streams one source into one file channel: a single sequential pass through a bounded buffer, each
+ * piece handed to a {@link RangeHasher} (which cuts it at object boundaries) and then written. The
+ * source must yield exactly {@code sizeBytes}: fewer or more is a permanent failure, since the
  * manifest and the source disagree. Read failures (the source) are retryable; write failures are
  * classified by {@link FileOps#writeFailure}, so a full disk is permanent.
  */
@@ -30,22 +30,39 @@ final class ChunkedFileWriter {
    * @param target the file being written, for messages
    * @param progress receives the cumulative bytes written to this file after each write
    */
-  static void copy(InputStream in, String source, FileChannel out, Path target, long sizeBytes,
-      RangeHasher hasher, LongConsumer progress) throws StoreException {
-    copy(in, source, out, target, sizeBytes, hasher, progress, () -> { });
+  static void copy(
+      InputStream in,
+      String source,
+      FileChannel out,
+      Path target,
+      long sizeBytes,
+      RangeHasher hasher,
+      LongConsumer progress)
+      throws StoreException {
+    copy(in, source, out, target, sizeBytes, hasher, progress, () -> {});
   }
 
   /**
-   * As above, calling {@code afterWrite} after every write, once the written bytes are in the
-   * file (it publishes the objects that are now complete).
+   * As above, calling {@code afterWrite} after every write, once the written bytes are in the file
+   * (it publishes the objects that are now complete).
    */
-  static void copy(InputStream in, String source, FileChannel out, Path target, long sizeBytes,
-      RangeHasher hasher, LongConsumer progress, AfterWrite afterWrite) throws StoreException {
+  static void copy(
+      InputStream in,
+      String source,
+      FileChannel out,
+      Path target,
+      long sizeBytes,
+      RangeHasher hasher,
+      LongConsumer progress,
+      AfterWrite afterWrite)
+      throws StoreException {
     byte[] buf = new byte[(int) Math.min(BUFFER_BYTES, Math.max(sizeBytes, 1))];
     ByteBuffer wrapped = ByteBuffer.wrap(buf);
     long written = 0;
     while (written < sizeBytes) {
-      int n = read(in, source, buf, (int) Math.min(buf.length, sizeBytes - written), written, sizeBytes);
+      int n =
+          read(
+              in, source, buf, (int) Math.min(buf.length, sizeBytes - written), written, sizeBytes);
       if (n < 0) {
         throw sizeMismatch(source, Long.toString(written), sizeBytes);
       }
@@ -82,7 +99,8 @@ final class ChunkedFileWriter {
     void run() throws StoreException;
   }
 
-  private static int read(InputStream in, String source, byte[] buf, int len, long soFar, long sizeBytes)
+  private static int read(
+      InputStream in, String source, byte[] buf, int len, long soFar, long sizeBytes)
       throws StoreException {
     try {
       int n;
@@ -92,13 +110,24 @@ final class ChunkedFileWriter {
       return n;
     } catch (IOException e) {
       // A dropped connection or a read hiccup: the next attempt starts over and may well succeed.
-      throw new StoreException("reading source " + source + " failed after " + soFar + " of " + sizeBytes
-          + " bytes (connection dropped or read error: " + FileOps.describe(e) + ")", true, e);
+      throw new StoreException(
+          "reading source "
+              + source
+              + " failed after "
+              + soFar
+              + " of "
+              + sizeBytes
+              + " bytes (connection dropped or read error: "
+              + FileOps.describe(e)
+              + ")",
+          true,
+          e);
     }
   }
 
   private static StoreException sizeMismatch(String source, String yielded, long sizeBytes) {
-    return new StoreException("source " + source + " yielded " + yielded + " bytes, manifest size_bytes is "
-        + sizeBytes, false);
+    return new StoreException(
+        "source " + source + " yielded " + yielded + " bytes, manifest size_bytes is " + sizeBytes,
+        false);
   }
 }

@@ -47,15 +47,17 @@ final class FileOps {
     try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.READ)) {
       ch.force(true);
     } catch (NoSuchFileException e) {
-      throw new StoreException("partial file vanished before it could be committed: " + partial, false, e);
+      throw new StoreException(
+          "partial file vanished before it could be committed: " + partial, false, e);
     } catch (IOException e) {
       throw writeFailure(partial, e);
     }
     try {
-      Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException e) {
-      throw new StoreException("cannot rename " + partial + " to " + target + ": " + describe(e),
-          !isDiskFull(e), e);
+      throw new StoreException(
+          "cannot rename " + partial + " to " + target + ": " + describe(e), !isDiskFull(e), e);
     }
     fsyncDirectory(target.getParent());
   }
@@ -90,7 +92,9 @@ final class FileOps {
     }
   }
 
-  /** Deletes a file if present; a failure is logged, because cleanup must not mask the real error. */
+  /**
+   * Deletes a file if present; a failure is logged, because cleanup must not mask the real error.
+   */
   static void deleteQuietly(Path file) {
     try {
       if (Files.deleteIfExists(file)) {
@@ -102,12 +106,13 @@ final class FileOps {
   }
 
   /**
-   * A write-side failure: a full disk (or exhausted quota) is permanent, since retrying on the
-   * same node fills it again; anything else is treated as a transient I/O hiccup.
+   * A write-side failure: a full disk (or exhausted quota) is permanent, since retrying on the same
+   * node fills it again; anything else is treated as a transient I/O hiccup.
    */
   static StoreException writeFailure(Path file, IOException e) {
     if (isDiskFull(e)) {
-      return new StoreException("disk full while writing " + file + " (" + describe(e) + ")", false, e);
+      return new StoreException(
+          "disk full while writing " + file + " (" + describe(e) + ")", false, e);
     }
     if (e instanceof AccessDeniedException) {
       return new StoreException("permission denied while writing " + file, false, e);
@@ -118,7 +123,8 @@ final class FileOps {
   static boolean isDiskFull(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       String m = t.getMessage();
-      if (m != null && (m.contains("No space left on device") || m.contains("Disk quota exceeded"))) {
+      if (m != null
+          && (m.contains("No space left on device") || m.contains("Disk quota exceeded"))) {
         return true;
       }
     }
@@ -142,6 +148,8 @@ final class FileOps {
         return t.getMessage();
       }
     }
-    return e instanceof java.net.ConnectException ? "connection refused" : e.getClass().getSimpleName();
+    return e instanceof java.net.ConnectException
+        ? "connection refused"
+        : e.getClass().getSimpleName();
   }
 }

@@ -25,8 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's local model store under {@code <data-dir>/models}. Each model file is stored once;
- * an object is a byte range of it. Incomplete files live at {@code <final>.partial} and reach their
+ * The node's local model store under {@code <data-dir>/models}. Each model file is stored once; an
+ * object is a byte range of it. Incomplete files live at {@code <final>.partial} and reach their
  * final name only by an fsynced atomic rename, so the final name always holds a complete file.
  *
  * <p>Thread-safe. Concurrent {@link #openForObjectWrite} calls for one file share one partial file
@@ -39,10 +39,13 @@ public final class ModelStore {
   private final SourceOpener sources;
   private final VerifiedStamps stamps;
   private final boolean fullReverify;
+
   /** The digest this node publishes for the objects it downloads. */
   private final ObjectDigest.Algorithm publishes;
+
   /** Bytes seed reuse has read and hashed (not the files it found unchanged since hashed). */
-  private final java.util.concurrent.atomic.LongAdder verifyBytesHashed = new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder verifyBytesHashed =
+      new java.util.concurrent.atomic.LongAdder();
 
   /** A store under {@code dataDir}, creating {@code dataDir/models} if missing. */
   public ModelStore(Path dataDir) {
@@ -63,7 +66,8 @@ public final class ModelStore {
   }
 
   /** As above; a download publishes its objects' digests in {@code publishes}. */
-  public ModelStore(Path dataDir, SourceOpener sources, boolean fullReverify, ObjectDigest.Algorithm publishes) {
+  public ModelStore(
+      Path dataDir, SourceOpener sources, boolean fullReverify, ObjectDigest.Algorithm publishes) {
     this.dataDir = dataDir.toAbsolutePath().normalize();
     this.sources = sources;
     this.fullReverify = fullReverify;
@@ -114,18 +118,19 @@ public final class ModelStore {
    */
   public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress)
       throws StoreException {
-    return download(payload, progress, (file, object, digest) -> { });
+    return download(payload, progress, (file, object, digest) -> {});
   }
 
   /**
-   * As {@link #download(TaskPayload, LongConsumer)}, handing each object to {@code sink} as soon
-   * as its bytes are written, fsynced and hashed, while later objects are still being read: peers
-   * can start copying it from the partial file (pipelining). The fsyncs and the hand-outs run on a
-   * {@link BackgroundPublisher} thread, so reading and writing never wait for them. A failure after some objects were
-   * handed out still fails the whole download; the caller withdraws what it published.
+   * As {@link #download(TaskPayload, LongConsumer)}, handing each object to {@code sink} as soon as
+   * its bytes are written, fsynced and hashed, while later objects are still being read: peers can
+   * start copying it from the partial file (pipelining). The fsyncs and the hand-outs run on a
+   * {@link BackgroundPublisher} thread, so reading and writing never wait for them. A failure after
+   * some objects were handed out still fails the whole download; the caller withdraws what it
+   * published.
    */
-  public LinkedHashMap<String, String> download(TaskPayload payload, LongConsumer progress, ObjectSink sink)
-      throws StoreException {
+  public LinkedHashMap<String, String> download(
+      TaskPayload payload, LongConsumer progress, ObjectSink sink) throws StoreException {
     LinkedHashMap<String, String> result = new LinkedHashMap<>();
     long before = 0;
     for (FilePlan file : payload.files()) {
@@ -135,13 +140,18 @@ public final class ModelStore {
       }
       before += file.sizeBytes();
     }
-    log.info("downloaded {} file(s), {} bytes, {} object(s) of {}", payload.files().size(), before,
-        result.size(), payload.model());
+    log.info(
+        "downloaded {} file(s), {} bytes, {} object(s) of {}",
+        payload.files().size(),
+        before,
+        result.size(),
+        payload.model());
     return result;
   }
 
-  private Map<String, String> downloadFile(ModelRef model, FilePlan file, long before, LongConsumer progress,
-      ObjectSink sink) throws StoreException {
+  private Map<String, String> downloadFile(
+      ModelRef model, FilePlan file, long before, LongConsumer progress, ObjectSink sink)
+      throws StoreException {
     List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
     Path target = resolve(model, file);
     Path partial = FileOps.partialOf(target);
@@ -155,7 +165,15 @@ public final class ModelStore {
       Map<String, String> digests = null;
       // The source is opened first so a refused source (404, missing file) never touches the disk.
       try (InputStream in = sources.open(url, file.sizeBytes())) {
-        digests = writePartial(in, url, file, objects, partial, written -> progress.accept(before + written), sink);
+        digests =
+            writePartial(
+                in,
+                url,
+                file,
+                objects,
+                partial,
+                written -> progress.accept(before + written),
+                sink);
       } catch (IOException e) {
         // Only closing the source can land here; every byte is already written and checked.
         log.debug("closing source {} failed: {}", url, e.toString());
@@ -166,7 +184,12 @@ public final class ModelStore {
       log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), url);
       return digests;
     } catch (StoreException e) {
-      log.warn("download of {} from {} failed (retryable={}): {}", file.path(), url, e.retryable(), e.getMessage());
+      log.warn(
+          "download of {} from {} failed (retryable={}): {}",
+          file.path(),
+          url,
+          e.retryable(),
+          e.getMessage());
       throw e;
     } finally {
       if (!committed) {
@@ -175,21 +198,40 @@ public final class ModelStore {
     }
   }
 
-  private Map<String, String> writePartial(InputStream in, String url, FilePlan file,
-      List<ObjectPlan> objects, Path partial, LongConsumer fileProgress, ObjectSink sink) throws StoreException {
-    try (FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE,
-        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+  private Map<String, String> writePartial(
+      InputStream in,
+      String url,
+      FilePlan file,
+      List<ObjectPlan> objects,
+      Path partial,
+      LongConsumer fileProgress,
+      ObjectSink sink)
+      throws StoreException {
+    try (FileChannel out =
+        FileChannel.open(
+            partial,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
       FileOps.sizeTo(out, file.sizeBytes());
       String expected = Checksums.sha256HexOrNull(file.sha256());
       RangeHasher hasher = new RangeHasher(objects, expected != null, publishes);
-      try (BackgroundPublisher publisher = new BackgroundPublisher(file, objects, hasher, out, partial, sink)) {
-        ChunkedFileWriter.copy(in, url, out, partial, file.sizeBytes(), hasher, fileProgress, publisher);
+      try (BackgroundPublisher publisher =
+          new BackgroundPublisher(file, objects, hasher, out, partial, sink)) {
+        ChunkedFileWriter.copy(
+            in, url, out, partial, file.sizeBytes(), hasher, fileProgress, publisher);
         publisher.finish();
       }
       String actual = expected == null ? null : hasher.fileSha256Hex();
       if (expected != null && !expected.equals(actual)) {
-        throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected
-            + ", source sha256 " + actual, false);
+        throw new StoreException(
+            "checksum mismatch for "
+                + file.path()
+                + ": manifest sha256 "
+                + expected
+                + ", source sha256 "
+                + actual,
+            false);
       }
       out.force(true);
       return hasher.objectDigests();
@@ -207,14 +249,14 @@ public final class ModelStore {
    * @throws StoreException not retryable on any mismatch, naming the first bad object or file
    */
   public long verify(TaskPayload payload) throws StoreException {
-    return verify(payload, (file, object, digest) -> { });
+    return verify(payload, (file, object, digest) -> {});
   }
 
   /**
    * As {@link #verify(TaskPayload)}, handing each object to {@code sink} as soon as its range has
-   * been hashed and matched, so followers can start copying it while later objects are still
-   * being checked. A mismatch stops at the first bad object; objects handed out before it did
-   * match their digests.
+   * been hashed and matched, so followers can start copying it while later objects are still being
+   * checked. A mismatch stops at the first bad object; objects handed out before it did match their
+   * digests.
    */
   public long verify(TaskPayload payload, ObjectSink sink) throws StoreException {
     long total = 0;
@@ -224,8 +266,14 @@ public final class ModelStore {
         try {
           ObjectDigest.Algorithm.of(o.digest());
         } catch (IllegalArgumentException e) {
-          throw new StoreException("object " + o.objectId() + " of " + file.path()
-              + " has no published digest to verify against: " + e.getMessage(), false);
+          throw new StoreException(
+              "object "
+                  + o.objectId()
+                  + " of "
+                  + file.path()
+                  + " has no published digest to verify against: "
+                  + e.getMessage(),
+              false);
         }
       }
       Path target = resolve(payload.model(), file);
@@ -252,7 +300,8 @@ public final class ModelStore {
             buf.clear().limit((int) Math.min(buf.capacity(), end - pos));
             int n = ch.read(buf, pos);
             if (n < 0) {
-              throw new IOException("file ended at byte " + pos + ", expected " + file.sizeBytes() + " bytes");
+              throw new IOException(
+                  "file ended at byte " + pos + ", expected " + file.sizeBytes() + " bytes");
             }
             buf.flip();
             if (whole != null) {
@@ -264,8 +313,19 @@ public final class ModelStore {
           }
           String got = part.finish();
           if (!ObjectDigest.same(o.digest(), got)) {
-            throw new StoreException("object " + o.objectId() + " of " + file.path() + " (bytes " + o.offset()
-                + ".." + end + ") does not match its published digest: expected " + o.digest() + ", found " + got,
+            throw new StoreException(
+                "object "
+                    + o.objectId()
+                    + " of "
+                    + file.path()
+                    + " (bytes "
+                    + o.offset()
+                    + ".."
+                    + end
+                    + ") does not match its published digest: expected "
+                    + o.digest()
+                    + ", found "
+                    + got,
                 false);
           }
           sink.completed(file, o, got);
@@ -275,7 +335,8 @@ public final class ModelStore {
       } catch (NoSuchFileException e) {
         throw new StoreException("model file missing: " + target, false, e);
       } catch (IOException e) {
-        throw new StoreException("I/O error while reading " + target + ": " + FileOps.describe(e), true, e);
+        throw new StoreException(
+            "I/O error while reading " + target + ": " + FileOps.describe(e), true, e);
       }
       checkFileSha(file, fileHex, target);
       stamps.record(target, file, matched, fileHex);
@@ -284,7 +345,6 @@ public final class ModelStore {
     log.info("verified {} bytes of {}", total, payload.model());
     return total;
   }
-
 
   /**
    * REPLICA_COPY: the file an object of {@code file} is written into, opened READ+WRITE for
@@ -299,19 +359,24 @@ public final class ModelStore {
 
   /**
    * The file to write an object into (as {@link #openForObjectWrite}), opened twice: normally, and
-   * with {@code O_DIRECT} where the file system supports it, so large aligned writes can bypass
-   * the page cache. The caller closes both.
+   * with {@code O_DIRECT} where the file system supports it, so large aligned writes can bypass the
+   * page cache. The caller closes both.
    */
   public ObjectTarget openObjectTarget(ModelRef model, FilePlan file) throws StoreException {
     FileChannel buffered = openBuffered(model, file);
     Path path = resolve(model, file);
     // The same choice openBuffered made: the final file when complete, else the partial one.
-    Path open = Files.isRegularFile(path) && sizeOrMinusOne(path) == file.sizeBytes() ? path : FileOps.partialOf(path);
+    Path open =
+        Files.isRegularFile(path) && sizeOrMinusOne(path) == file.sizeBytes()
+            ? path
+            : FileOps.partialOf(path);
     FileChannel direct = null;
     int block = 0;
     try {
       block = (int) Files.getFileStore(open).getBlockSize();
-      direct = FileChannel.open(open, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+      direct =
+          FileChannel.open(
+              open, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
     } catch (IOException | UnsupportedOperationException e) {
       // tmpfs and some network file systems refuse O_DIRECT: buffered writes still work.
       log.debug("no direct I/O for {}: {}", open, e.toString());
@@ -327,8 +392,12 @@ public final class ModelStore {
     return FileOps.writeFailure(file, e);
   }
 
-  /** An object's file ({@code path}: final or partial), open for buffered and, when supported, direct writes. */
-  public record ObjectTarget(Path path, FileChannel buffered, FileChannel direct, int blockSize) implements AutoCloseable {
+  /**
+   * An object's file ({@code path}: final or partial), open for buffered and, when supported,
+   * direct writes.
+   */
+  public record ObjectTarget(Path path, FileChannel buffered, FileChannel direct, int blockSize)
+      implements AutoCloseable {
     @Override
     public void close() throws IOException {
       try (FileChannel b = buffered) {
@@ -349,8 +418,12 @@ public final class ModelStore {
         return FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE);
       }
       FileOps.createParentDirectories(partial);
-      FileChannel ch = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.READ,
-          StandardOpenOption.WRITE);
+      FileChannel ch =
+          FileChannel.open(
+              partial,
+              StandardOpenOption.CREATE,
+              StandardOpenOption.READ,
+              StandardOpenOption.WRITE);
       try {
         FileOps.sizeTo(ch, file.sizeBytes());
       } catch (IOException e) {
@@ -376,14 +449,24 @@ public final class ModelStore {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (offset < 0 || length < 0 || offset > size - length) {
-        throw new StoreException("byte range " + offset + ".." + (offset + length) + " lies outside " + file
-            + " (" + size + " bytes)", false);
+        throw new StoreException(
+            "byte range "
+                + offset
+                + ".."
+                + (offset + length)
+                + " lies outside "
+                + file
+                + " ("
+                + size
+                + " bytes)",
+            false);
       }
       return Sha256.digestRange(ch, offset, length, algorithm);
     } catch (NoSuchFileException e) {
       throw new StoreException("file not found: " + file, false, e);
     } catch (IOException e) {
-      throw new StoreException("I/O error while reading " + file + ": " + FileOps.describe(e), true, e);
+      throw new StoreException(
+          "I/O error while reading " + file + ": " + FileOps.describe(e), true, e);
     }
   }
 
@@ -403,11 +486,12 @@ public final class ModelStore {
 
   /**
    * As {@link #materialize(TaskPayload)}, but a file for which {@code proven} holds is checked for
-   * its size only: every object of it was checked on arrival against digests that already prove
-   * the whole file (see {@code ReplicaCatalog.matchesVerifiedSeed}), so a second pass over the
-   * bytes is skipped.
+   * its size only: every object of it was checked on arrival against digests that already prove the
+   * whole file (see {@code ReplicaCatalog.matchesVerifiedSeed}), so a second pass over the bytes is
+   * skipped.
    */
-  public long materialize(TaskPayload payload, java.util.function.Predicate<FilePlan> proven) throws StoreException {
+  public long materialize(TaskPayload payload, java.util.function.Predicate<FilePlan> proven)
+      throws StoreException {
     long total = 0;
     for (FilePlan file : payload.files()) {
       Path target = resolve(payload.model(), file);
@@ -469,7 +553,9 @@ public final class ModelStore {
     }
   }
 
-  /** The final path, with a manifest path that escapes the model directory as a permanent failure. */
+  /**
+   * The final path, with a manifest path that escapes the model directory as a permanent failure.
+   */
   private Path resolve(ModelRef model, FilePlan file) throws StoreException {
     Path path;
     try {
@@ -483,8 +569,8 @@ public final class ModelStore {
 
   /**
    * The lexical checks keep {@code ..} out; this keeps symlinks out: the deepest part of the path
-   * that exists must really lie inside the data directory, or a link planted in the model
-   * directory could make the node write anywhere.
+   * that exists must really lie inside the data directory, or a link planted in the model directory
+   * could make the node write anywhere.
    */
   private void refuseSymlinkEscape(Path path, FilePlan file) throws StoreException {
     Path root;
@@ -492,7 +578,8 @@ public final class ModelStore {
       // The models directory itself may be gone (an operator removed it); the data dir may not.
       root = dataDir.toRealPath().resolve("models");
     } catch (IOException e) {
-      throw new StoreException("data directory " + dataDir + " is not usable: " + FileOps.describe(e), false, e);
+      throw new StoreException(
+          "data directory " + dataDir + " is not usable: " + FileOps.describe(e), false, e);
     }
     // A directory on the way may vanish between the walk and the resolution: walk again.
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -515,8 +602,14 @@ public final class ModelStore {
       // anything inside the model tree must resolve inside it.
       boolean aboveRoot = dataDir.resolve("models").normalize().startsWith(existing.normalize());
       if (aboveRoot ? !root.startsWith(real) : !real.startsWith(root)) {
-        throw new StoreException("manifest path " + file.path() + " resolves through a symlink to " + real
-            + ", outside the data directory " + dataDir, false);
+        throw new StoreException(
+            "manifest path "
+                + file.path()
+                + " resolves through a symlink to "
+                + real
+                + ", outside the data directory "
+                + dataDir,
+            false);
       }
       return;
     }
@@ -528,7 +621,8 @@ public final class ModelStore {
     checkComplete(path, file, what, true);
   }
 
-  private static void checkComplete(Path path, FilePlan file, String what, boolean hash) throws StoreException {
+  private static void checkComplete(Path path, FilePlan file, String what, boolean hash)
+      throws StoreException {
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
       checkSize(ch, path, file);
       if (hash && Checksums.sha256HexOrNull(file.sha256()) != null) {
@@ -537,22 +631,35 @@ public final class ModelStore {
     } catch (NoSuchFileException e) {
       throw new StoreException(what + " missing for " + file.path() + ": " + path, false, e);
     } catch (IOException e) {
-      throw new StoreException("I/O error while reading " + path + ": " + FileOps.describe(e), true, e);
+      throw new StoreException(
+          "I/O error while reading " + path + ": " + FileOps.describe(e), true, e);
     }
   }
 
-  private static void checkSize(FileChannel ch, Path path, FilePlan file) throws IOException, StoreException {
+  private static void checkSize(FileChannel ch, Path path, FilePlan file)
+      throws IOException, StoreException {
     long size = ch.size();
     if (size != file.sizeBytes()) {
-      throw new StoreException(path + " has " + size + " bytes, manifest size_bytes is " + file.sizeBytes(), false);
+      throw new StoreException(
+          path + " has " + size + " bytes, manifest size_bytes is " + file.sizeBytes(), false);
     }
   }
 
-  private static void checkFileSha(FilePlan file, String actualHex, Path path) throws StoreException {
+  private static void checkFileSha(FilePlan file, String actualHex, Path path)
+      throws StoreException {
     String expected = Checksums.sha256HexOrNull(file.sha256());
     if (expected != null && !expected.equals(actualHex)) {
-      throw new StoreException("checksum mismatch for " + file.path() + ": manifest sha256 " + expected
-          + ", file sha256 " + actualHex + " (" + path + ")", false);
+      throw new StoreException(
+          "checksum mismatch for "
+              + file.path()
+              + ": manifest sha256 "
+              + expected
+              + ", file sha256 "
+              + actualHex
+              + " ("
+              + path
+              + ")",
+          false);
     }
   }
 

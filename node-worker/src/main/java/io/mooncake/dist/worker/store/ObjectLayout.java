@@ -31,16 +31,25 @@ final class ObjectLayout {
         throw new StoreException(where + ": missing or duplicate object id " + o.objectId(), false);
       }
       if (o.length() < 0) {
-        throw new StoreException(where + ": object " + o.objectId() + " has negative length", false);
+        throw new StoreException(
+            where + ": object " + o.objectId() + " has negative length", false);
       }
       if (o.offset() != next) {
-        throw new StoreException(where + ": object " + o.objectId() + " starts at byte " + o.offset()
-            + " but the previous object ends at byte " + next, false);
+        throw new StoreException(
+            where
+                + ": object "
+                + o.objectId()
+                + " starts at byte "
+                + o.offset()
+                + " but the previous object ends at byte "
+                + next,
+            false);
       }
       next = o.offset() + o.length();
     }
     if (next != file.sizeBytes()) {
-      throw new StoreException(where + " cover " + next + " bytes, size_bytes is " + file.sizeBytes(), false);
+      throw new StoreException(
+          where + " cover " + next + " bytes, size_bytes is " + file.sizeBytes(), false);
     }
     return sorted;
   }

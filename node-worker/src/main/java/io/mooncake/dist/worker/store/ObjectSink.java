@@ -4,9 +4,9 @@ import io.mooncake.dist.scheduler.domain.FilePlan;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
 
 /**
- * Receives each object of a download as soon as its bytes are durable and its digest known, so
- * the caller can publish it while the rest of the file is still being read. Called from the
- * download's {@link BackgroundPublisher} thread, one object at a time, in byte order.
+ * Receives each object of a download as soon as its bytes are durable and its digest known, so the
+ * caller can publish it while the rest of the file is still being read. Called from the download's
+ * {@link BackgroundPublisher} thread, one object at a time, in byte order.
  */
 @FunctionalInterface
 public interface ObjectSink {

@@ -23,6 +23,7 @@ final class PathLocks {
   private PathLocks() {}
 
   static ReentrantLock forFile(Path finalPath) {
-    return STRIPES[Math.floorMod(finalPath.toAbsolutePath().normalize().hashCode(), STRIPES.length)];
+    return STRIPES[
+        Math.floorMod(finalPath.toAbsolutePath().normalize().hashCode(), STRIPES.length)];
   }
 }

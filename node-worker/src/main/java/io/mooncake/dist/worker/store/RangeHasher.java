@@ -1,10 +1,10 @@
 package io.mooncake.dist.worker.store;
 
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import io.mooncake.dist.transfer.ObjectDigest;
 import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.List;
@@ -12,20 +12,26 @@ import java.util.Map;
 
 /**
  * Hashes one file in a single sequential pass: the whole-file SHA-256 and, cut at object
- * boundaries, each object's {@link ObjectDigest}. Bytes are fed in whatever pieces the reader produces; a piece
- * that straddles an object boundary is split here, so buffer size and chunk size are independent.
- * Not thread-safe: one pass, one thread.
+ * boundaries, each object's {@link ObjectDigest}. Bytes are fed in whatever pieces the reader
+ * produces; a piece that straddles an object boundary is split here, so buffer size and chunk size
+ * are independent. Not thread-safe: one pass, one thread.
  */
 final class RangeHasher {
   private final List<ObjectPlan> objects;
-  /** Null when nobody needs the whole-file digest: hashing every byte twice would halve throughput. */
+
+  /**
+   * Null when nobody needs the whole-file digest: hashing every byte twice would halve throughput.
+   */
   private final MessageDigest fileDigest;
+
   private final ObjectDigest objectDigest;
   private final Map<String, String> digests = new HashMap<>();
   private int current;
   private long remaining;
 
-  /** @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder} */
+  /**
+   * @param objectsInByteOrder as returned by {@link ObjectLayout#inByteOrder}
+   */
   RangeHasher(List<ObjectPlan> objectsInByteOrder) {
     this(objectsInByteOrder, true, ObjectDigest.Algorithm.CRC32C_CRC32);
   }
@@ -35,7 +41,10 @@ final class RangeHasher {
    * @param wholeFile also compute the whole-file SHA-256 ({@link #fileSha256Hex})
    * @param objectAlgorithm what each object's digest is computed with
    */
-  RangeHasher(List<ObjectPlan> objectsInByteOrder, boolean wholeFile, ObjectDigest.Algorithm objectAlgorithm) {
+  RangeHasher(
+      List<ObjectPlan> objectsInByteOrder,
+      boolean wholeFile,
+      ObjectDigest.Algorithm objectAlgorithm) {
     this.objectDigest = ObjectDigest.start(objectAlgorithm);
     this.fileDigest = wholeFile ? Sha256.newDigest() : null;
     this.objects = objectsInByteOrder;
@@ -85,7 +94,8 @@ final class RangeHasher {
   Map<String, String> objectDigests() {
     closeCompleted();
     if (current < objects.size()) {
-      throw new IllegalStateException("object " + objects.get(current).objectId() + " is incomplete");
+      throw new IllegalStateException(
+          "object " + objects.get(current).objectId() + " is incomplete");
     }
     return digests;
   }

@@ -1,14 +1,17 @@
 package io.mooncake.dist.worker.store;
 
+import io.mooncake.dist.transfer.ObjectDigest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import io.mooncake.dist.transfer.ObjectDigest;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
-/** SHA-256 helpers (digest creation, hex, hashing a file range) and an object digest of a file range. */
+/**
+ * SHA-256 helpers (digest creation, hex, hashing a file range) and an object digest of a file
+ * range.
+ */
 final class Sha256 {
   /** Read buffer for hashing files: large enough for throughput, small enough to never matter. */
   static final int BUFFER_BYTES = 1 << 20;
@@ -43,7 +46,8 @@ final class Sha256 {
   }
 
   /** As {@link #hashRange}, as an object digest in {@code algorithm}. */
-  static String digestRange(FileChannel channel, long offset, long length, ObjectDigest.Algorithm algorithm)
+  static String digestRange(
+      FileChannel channel, long offset, long length, ObjectDigest.Algorithm algorithm)
       throws IOException {
     ObjectDigest d = ObjectDigest.start(algorithm);
     feedRange(channel, offset, length, d::update);
@@ -54,7 +58,8 @@ final class Sha256 {
     void update(byte[] bytes, int off, int len);
   }
 
-  private static void feedRange(FileChannel channel, long offset, long length, Bytes into) throws IOException {
+  private static void feedRange(FileChannel channel, long offset, long length, Bytes into)
+      throws IOException {
     ByteBuffer buf = ByteBuffer.allocate((int) Math.min(BUFFER_BYTES, Math.max(length, 1)));
     long pos = offset;
     long end = offset + length;

@@ -18,12 +18,12 @@ import java.util.Set;
 
 /**
  * Credentials for HTTP(S) sources, kept on the node ({@code mooncake_client --source-credentials}),
- * never in a job: a job names a URL, the node adds the header configured for that URL's prefix.
- * One entry per line, {@code <url-prefix> <Header-Name>: <value>}, e.g.
- * {@code https://models.example.com/private/ Authorization: Bearer abc}; {@code #} lines are
- * comments. A prefix matches a URL of the same scheme, host and port whose path starts with the
- * prefix's path; the longest prefix wins. Matching is per request, so a redirect to another origin
- * does not carry the header along. {@link #toString()} never shows a value.
+ * never in a job: a job names a URL, the node adds the header configured for that URL's prefix. One
+ * entry per line, {@code <url-prefix> <Header-Name>: <value>}, e.g. {@code
+ * https://models.example.com/private/ Authorization: Bearer abc}; {@code #} lines are comments. A
+ * prefix matches a URL of the same scheme, host and port whose path starts with the prefix's path;
+ * the longest prefix wins. Matching is per request, so a redirect to another origin does not carry
+ * the header along. {@link #toString()} never shows a value.
  */
 public final class SourceCredentials {
   /** A header to send to URLs under {@code prefix}. */
@@ -40,24 +40,31 @@ public final class SourceCredentials {
   private final List<Entry> entries; // longest prefix first
 
   private SourceCredentials(List<Entry> entries) {
-    this.entries = entries.stream()
-        .sorted(Comparator.comparingInt((Entry e) -> e.prefix.getRawPath().length()).reversed())
-        .toList();
+    this.entries =
+        entries.stream()
+            .sorted(Comparator.comparingInt((Entry e) -> e.prefix.getRawPath().length()).reversed())
+            .toList();
   }
 
-  /** Reads a credentials file; refuses one that group or others may read, naming the file and line. */
+  /**
+   * Reads a credentials file; refuses one that group or others may read, naming the file and line.
+   */
   public static SourceCredentials load(Path file) {
     try {
-      Set<PosixFilePermission> open = EnumSet.of(PosixFilePermission.GROUP_READ, PosixFilePermission.OTHERS_READ,
-          PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_WRITE);
+      Set<PosixFilePermission> open =
+          EnumSet.of(
+              PosixFilePermission.GROUP_READ,
+              PosixFilePermission.OTHERS_READ,
+              PosixFilePermission.GROUP_WRITE,
+              PosixFilePermission.OTHERS_WRITE);
       try {
         open.retainAll(Files.getPosixFilePermissions(file));
       } catch (UnsupportedOperationException e) {
         open.clear();
       }
       if (!open.isEmpty()) {
-        throw new IllegalArgumentException(file + ": group or others may access this credentials file; run chmod 600 "
-            + file);
+        throw new IllegalArgumentException(
+            file + ": group or others may access this credentials file; run chmod 600 " + file);
       }
       return parse(file.toString(), Files.readString(file, StandardCharsets.UTF_8));
     } catch (NoSuchFileException e) {
@@ -80,7 +87,8 @@ public final class SourceCredentials {
       int space = line.indexOf(' ');
       int colon = space < 0 ? -1 : line.indexOf(':', space);
       if (space < 0 || colon < 0) {
-        throw new IllegalArgumentException(where + "expected '<url-prefix> <Header-Name>: <value>'");
+        throw new IllegalArgumentException(
+            where + "expected '<url-prefix> <Header-Name>: <value>'");
       }
       URI prefix = prefix(line.substring(0, space), where);
       String header = line.substring(space + 1, colon).strip();
@@ -89,7 +97,8 @@ public final class SourceCredentials {
         throw new IllegalArgumentException(where + "header name must be letters, digits and '-'");
       }
       if (value.isEmpty() || !value.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
-        throw new IllegalArgumentException(where + "header value must be non-empty printable ASCII");
+        throw new IllegalArgumentException(
+            where + "header value must be non-empty printable ASCII");
       }
       entries.add(new Entry(prefix, header, value));
     }
@@ -104,8 +113,10 @@ public final class SourceCredentials {
     String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
     for (Entry e : entries) {
       URI p = e.prefix;
-      if (p.getScheme().equalsIgnoreCase(url.getScheme()) && p.getHost().equalsIgnoreCase(url.getHost())
-          && port(p) == port(url) && path.startsWith(p.getRawPath())) {
+      if (p.getScheme().equalsIgnoreCase(url.getScheme())
+          && p.getHost().equalsIgnoreCase(url.getHost())
+          && port(p) == port(url)
+          && path.startsWith(p.getRawPath())) {
         return Optional.of(e);
       }
     }
@@ -131,10 +142,12 @@ public final class SourceCredentials {
     }
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https") || uri.getHost() == null) {
-      throw new IllegalArgumentException(where + "URL prefix must be http(s)://<host>[:<port>][/<path>]");
+      throw new IllegalArgumentException(
+          where + "URL prefix must be http(s)://<host>[:<port>][/<path>]");
     }
     if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-      throw new IllegalArgumentException(where + "URL prefix must not have user info, a query or a fragment");
+      throw new IllegalArgumentException(
+          where + "URL prefix must not have user info, a query or a fragment");
     }
     String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
     return URI.create(scheme + "://" + uri.getRawAuthority() + path);

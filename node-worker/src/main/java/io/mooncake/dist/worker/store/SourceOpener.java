@@ -43,10 +43,11 @@ public final class SourceOpener {
    * the HTTP client, so a header is only ever sent to the origin it was configured for.
    */
   public SourceOpener(SourceCredentials credentials) {
-    this.http = HttpClient.newBuilder()
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .connectTimeout(Duration.ofSeconds(10))
-        .build();
+    this.http =
+        HttpClient.newBuilder()
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
     this.credentials = credentials;
   }
 
@@ -54,8 +55,8 @@ public final class SourceOpener {
    * Opens {@code url} for reading from its first byte. The caller closes the stream.
    *
    * @param expectedSize the manifest's size_bytes, checked against an HTTP Content-Length
-   * @throws StoreException when the source is missing, unreadable or refused; retryable only when
-   *     a later attempt could succeed (HTTP 5xx or 429, a connection failure)
+   * @throws StoreException when the source is missing, unreadable or refused; retryable only when a
+   *     later attempt could succeed (HTTP 5xx or 429, a connection failure)
    */
   public InputStream open(String url, long expectedSize) throws StoreException {
     if (url == null || url.isBlank()) {
@@ -76,8 +77,11 @@ public final class SourceOpener {
     if (url.startsWith("/")) {
       return openFile(Path.of(url), expectedSize);
     }
-    throw new StoreException("unsupported source URL " + url
-        + " (expected file:///..., an absolute path, http:// or https://)", false);
+    throw new StoreException(
+        "unsupported source URL "
+            + url
+            + " (expected file:///..., an absolute path, http:// or https://)",
+        false);
   }
 
   private static InputStream openFile(Path path, long expectedSize) throws StoreException {
@@ -91,16 +95,19 @@ public final class SourceOpener {
       long size = Files.size(path);
       if (size != expectedSize) {
         in.close();
-        throw new StoreException("source " + path + " is " + size + " bytes, manifest size_bytes is " + expectedSize,
+        throw new StoreException(
+            "source " + path + " is " + size + " bytes, manifest size_bytes is " + expectedSize,
             false);
       }
       return in;
     } catch (NoSuchFileException e) {
       throw new StoreException("source file not found: " + path, false, e);
     } catch (AccessDeniedException e) {
-      throw new StoreException("source file " + path + " is not readable (permission denied)", false, e);
+      throw new StoreException(
+          "source file " + path + " is not readable (permission denied)", false, e);
     } catch (IOException e) {
-      throw new StoreException("cannot open source file " + path + ": " + FileOps.describe(e), true, e);
+      throw new StoreException(
+          "cannot open source file " + path + ": " + FileOps.describe(e), true, e);
     }
   }
 
@@ -123,15 +130,29 @@ public final class SourceOpener {
         closeQuietly(response.body(), url);
         boolean retryable = status >= 500 || status == 429;
         boolean auth = status == 401 || status == 403;
-        throw new StoreException("HTTP " + status + " from " + describe(url, current)
-            + (auth ? (credentials.forUrl(current).isPresent() ? " (the configured credential was refused)"
-                : " (no credential configured for it in --source-credentials)") : ""), retryable);
+        throw new StoreException(
+            "HTTP "
+                + status
+                + " from "
+                + describe(url, current)
+                + (auth
+                    ? (credentials.forUrl(current).isPresent()
+                        ? " (the configured credential was refused)"
+                        : " (no credential configured for it in --source-credentials)")
+                    : ""),
+            retryable);
       }
       OptionalLong contentLength = response.headers().firstValueAsLong("Content-Length");
       if (contentLength.isPresent() && contentLength.getAsLong() != expectedSize) {
         closeQuietly(response.body(), url);
-        throw new StoreException("source " + describe(url, current) + " has Content-Length " + contentLength.getAsLong()
-            + ", manifest size_bytes " + expectedSize, false);
+        throw new StoreException(
+            "source "
+                + describe(url, current)
+                + " has Content-Length "
+                + contentLength.getAsLong()
+                + ", manifest size_bytes "
+                + expectedSize,
+            false);
       }
       return response.body();
     }
@@ -148,7 +169,8 @@ public final class SourceOpener {
     try {
       return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
     } catch (IOException e) {
-      throw new StoreException("cannot fetch " + describe(url, target) + ": " + FileOps.describe(e), true, e);
+      throw new StoreException(
+          "cannot fetch " + describe(url, target) + ": " + FileOps.describe(e), true, e);
     } catch (InterruptedException e) {
       // Keep the interrupt visible to the task runner, which is what asked us to stop.
       Thread.currentThread().interrupt();
@@ -156,10 +178,12 @@ public final class SourceOpener {
     }
   }
 
-  private static URI redirect(URI from, HttpResponse<?> response, String url, int hop) throws StoreException {
+  private static URI redirect(URI from, HttpResponse<?> response, String url, int hop)
+      throws StoreException {
     String location = response.headers().firstValue("Location").orElse(null);
     if (location == null) {
-      throw new StoreException("HTTP " + response.statusCode() + " from " + describe(url, from) + " without a Location",
+      throw new StoreException(
+          "HTTP " + response.statusCode() + " from " + describe(url, from) + " without a Location",
           false);
     }
     if (hop + 1 > MAX_REDIRECTS) {
@@ -171,9 +195,11 @@ public final class SourceOpener {
     } catch (IllegalArgumentException e) {
       throw new StoreException("malformed redirect Location from " + describe(url, from), false, e);
     }
-    String scheme = next.getScheme() == null ? "" : next.getScheme().toLowerCase(java.util.Locale.ROOT);
+    String scheme =
+        next.getScheme() == null ? "" : next.getScheme().toLowerCase(java.util.Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https")) {
-      throw new StoreException("redirect from " + describe(url, from) + " to a non-HTTP URL", false);
+      throw new StoreException(
+          "redirect from " + describe(url, from) + " to a non-HTTP URL", false);
     }
     if (from.getScheme().equalsIgnoreCase("https") && scheme.equals("http")) {
       throw new StoreException("redirect from https to plain http refused for " + url, false);

@@ -34,7 +34,8 @@ class ModelStoreDownloadFailureTest {
   /** Downloads {@code file}, expects a failure, and checks nothing of the file is left behind. */
   private StoreException failingDownload(FilePlan file) {
     ModelStore store = store();
-    StoreException e = assertThrows(StoreException.class, () -> store.download(payload(file), b -> {}));
+    StoreException e =
+        assertThrows(StoreException.class, () -> store.download(payload(file), b -> {}));
     assertFalse(Files.exists(store.partialPath(TestModels.MODEL, file)), "no .partial left");
     assertFalse(Files.exists(store.finalPath(TestModels.MODEL, file)), "no final file");
     return e;
@@ -118,7 +119,9 @@ class ModelStoreDownloadFailureTest {
       StoreException e = failingDownload(file);
 
       assertFalse(e.retryable());
-      assertEquals("source " + http.url("/m") + " has Content-Length 3000, manifest size_bytes 2000", e.getMessage());
+      assertEquals(
+          "source " + http.url("/m") + " has Content-Length 3000, manifest size_bytes 2000",
+          e.getMessage());
     }
   }
 
@@ -132,14 +135,20 @@ class ModelStoreDownloadFailureTest {
     StoreException e = failingDownload(file);
 
     assertFalse(e.retryable());
-    assertEquals("checksum mismatch for c.bin: manifest sha256 " + wrong + ", source sha256 " + sha256Hex(content),
+    assertEquals(
+        "checksum mismatch for c.bin: manifest sha256 "
+            + wrong
+            + ", source sha256 "
+            + sha256Hex(content),
         e.getMessage());
   }
 
   @Test
   void aConnectionDroppedMidBodyIsRetryableAndNamesTheUrl() throws Exception {
     byte[] content = randomBytes(6, 200_000);
-    try (var server = new TestHttpServer.DroppingServer(java.util.Arrays.copyOf(content, 80_000), content.length)) {
+    try (var server =
+        new TestHttpServer.DroppingServer(
+            java.util.Arrays.copyOf(content, 80_000), content.length)) {
       FilePlan file = plan(0, "d.bin", content, 64_000, null, server.url("/d"));
 
       StoreException e = failingDownload(file);
@@ -167,7 +176,8 @@ class ModelStoreDownloadFailureTest {
   void aFailingSecondFileKeepsTheCompletedFirstFileAndRemovesOnlyItsOwnPartial() throws Exception {
     byte[] first = randomBytes(7, 3_000);
     FilePlan ok = plan(0, "a.bin", first, 1_000, null, source("a.bin", first).toString());
-    FilePlan bad = plan(1, "b.bin", new byte[500], 1_000, null, tmp.resolve("missing.bin").toString());
+    FilePlan bad =
+        plan(1, "b.bin", new byte[500], 1_000, null, tmp.resolve("missing.bin").toString());
     ModelStore store = store();
 
     assertThrows(StoreException.class, () -> store.download(payload(ok, bad), b -> {}));
@@ -180,8 +190,15 @@ class ModelStoreDownloadFailureTest {
   void objectsThatDoNotTileTheFileAreRejectedBeforeAnyByteIsWritten() throws Exception {
     byte[] content = randomBytes(8, 1_000);
     Path src = source("g.bin", content);
-    FilePlan gap = new FilePlan(0, "g.bin", 1_000, null, src.toString(), List.of(
-        new ObjectPlan("o0", 0, 0, 400, null), new ObjectPlan("o1", 1, 500, 500, null)));
+    FilePlan gap =
+        new FilePlan(
+            0,
+            "g.bin",
+            1_000,
+            null,
+            src.toString(),
+            List.of(
+                new ObjectPlan("o0", 0, 0, 400, null), new ObjectPlan("o1", 1, 500, 500, null)));
 
     StoreException e = failingDownload(gap);
 
@@ -191,9 +208,17 @@ class ModelStoreDownloadFailureTest {
 
   @Test
   void aManifestPathThatEscapesTheModelDirectoryIsRefused() throws Exception {
-    FilePlan evil = plan(0, "../../../../../etc/evil", new byte[1], 1, null, source("e", new byte[1]).toString());
+    FilePlan evil =
+        plan(
+            0,
+            "../../../../../etc/evil",
+            new byte[1],
+            1,
+            null,
+            source("e", new byte[1]).toString());
 
-    StoreException e = assertThrows(StoreException.class, () -> store().download(payload(evil), b -> {}));
+    StoreException e =
+        assertThrows(StoreException.class, () -> store().download(payload(evil), b -> {}));
 
     assertFalse(e.retryable());
     assertTrue(e.getMessage().contains("escapes"), e.getMessage());

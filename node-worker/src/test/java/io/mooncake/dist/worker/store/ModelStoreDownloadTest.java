@@ -26,6 +26,7 @@ class ModelStoreDownloadTest {
 
   /** 2.5 MiB + change: crosses the 1 MiB copy buffer, and the 700 001-byte chunks straddle it. */
   private static final int SIZE = (5 << 19) + 123;
+
   private static final int CHUNK = 700_001;
 
   private ModelStore store() {
@@ -39,7 +40,8 @@ class ModelStoreDownloadTest {
     return p;
   }
 
-  private void assertStoredExactly(ModelStore store, FilePlan file, byte[] content) throws Exception {
+  private void assertStoredExactly(ModelStore store, FilePlan file, byte[] content)
+      throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, file);
     assertTrue(Files.isRegularFile(fin), "final file exists: " + fin);
     assertArrayEquals(content, Files.readAllBytes(fin));
@@ -50,55 +52,81 @@ class ModelStoreDownloadTest {
   void downloadFromAFileUrlStoresTheFileByteForByteAndReturnsEachObjectsDigest() throws Exception {
     byte[] content = randomBytes(1, SIZE);
     Path src = source("model.safetensors", content);
-    FilePlan file = plan(0, "model.safetensors", content, CHUNK, sha256Hex(content), src.toUri().toString());
+    FilePlan file =
+        plan(0, "model.safetensors", content, CHUNK, sha256Hex(content), src.toUri().toString());
     ModelStore store = store();
 
     LinkedHashMap<String, String> digests = store.download(payload(file), b -> {});
 
     assertStoredExactly(store, file, content);
     assertEquals(expectedDigests(file, content), digests);
-    assertEquals(List.copyOf(expectedDigests(file, content).keySet()), List.copyOf(digests.keySet()),
+    assertEquals(
+        List.copyOf(expectedDigests(file, content).keySet()),
+        List.copyOf(digests.keySet()),
         "digests come back in manifest order");
-    assertEquals(store.modelDir(TestModels.MODEL).resolve("model.safetensors"),
+    assertEquals(
+        store.modelDir(TestModels.MODEL).resolve("model.safetensors"),
         store.finalPath(TestModels.MODEL, file));
-    assertEquals(tmp.resolve("data/models/hf/llama-test-8b/rev1/safetensors/model.safetensors").toAbsolutePath(),
+    assertEquals(
+        tmp.resolve("data/models/hf/llama-test-8b/rev1/safetensors/model.safetensors")
+            .toAbsolutePath(),
         store.finalPath(TestModels.MODEL, file));
   }
 
   @Test
-  void eachObjectIsHandedOutOnceInByteOrderWithItsDigestBeforeTheDownloadReturns() throws Exception {
+  void eachObjectIsHandedOutOnceInByteOrderWithItsDigestBeforeTheDownloadReturns()
+      throws Exception {
     byte[] content = randomBytes(3, SIZE);
     Path src = source("pub.bin", content);
     FilePlan file = plan(0, "pub.bin", content, CHUNK, null, src.toString());
     List<String> handed = java.util.Collections.synchronizedList(new ArrayList<>());
-    LinkedHashMap<String, String> digests = store().download(payload(file), b -> {},
-        (f, object, digest) -> handed.add(object.objectId() + "=" + digest));
+    LinkedHashMap<String, String> digests =
+        store()
+            .download(
+                payload(file),
+                b -> {},
+                (f, object, digest) -> handed.add(object.objectId() + "=" + digest));
     List<String> expected = new ArrayList<>();
     expectedDigests(file, content).forEach((id, d) -> expected.add(id + "=" + d));
-    assertEquals(expected, handed, "every object, in byte order, with the digest the download returns");
+    assertEquals(
+        expected, handed, "every object, in byte order, with the digest the download returns");
     assertEquals(expectedDigests(file, content), digests);
   }
 
   @Test
-  void aSinkThatRefusesAnObjectFailsTheDownloadAndNothingIsHandedOutAfterItReturns() throws Exception {
+  void aSinkThatRefusesAnObjectFailsTheDownloadAndNothingIsHandedOutAfterItReturns()
+      throws Exception {
     byte[] content = randomBytes(4, SIZE);
     Path src = source("refused.bin", content);
     FilePlan file = plan(0, "refused.bin", content, CHUNK, null, src.toString());
     ModelStore store = store();
     List<String> handed = java.util.Collections.synchronizedList(new ArrayList<>());
-    StoreException e = org.junit.jupiter.api.Assertions.assertThrows(StoreException.class,
-        () -> store.download(payload(file), b -> {}, (f, object, digest) -> {
-          if (object.chunkIndex() == 1) {
-            throw new StoreException("lease on the download was lost; stopping", false);
-          }
-          handed.add(object.objectId());
-        }));
+    StoreException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            StoreException.class,
+            () ->
+                store.download(
+                    payload(file),
+                    b -> {},
+                    (f, object, digest) -> {
+                      if (object.chunkIndex() == 1) {
+                        throw new StoreException("lease on the download was lost; stopping", false);
+                      }
+                      handed.add(object.objectId());
+                    }));
     assertEquals("lease on the download was lost; stopping", e.getMessage());
-    assertEquals(List.of(file.objects().get(0).objectId()), List.copyOf(handed), "objects before the refused one only");
-    // The publisher thread is gone once the download has returned, so nothing can be handed out later.
-    assertTrue(Thread.getAllStackTraces().keySet().stream()
-        .noneMatch(t -> t.isAlive() && t.getName().startsWith("publish-refused.bin")), "the publisher was stopped and joined");
-    assertFalse(Files.exists(store.partialPath(TestModels.MODEL, file)), "the partial file is removed");
+    assertEquals(
+        List.of(file.objects().get(0).objectId()),
+        List.copyOf(handed),
+        "objects before the refused one only");
+    // The publisher thread is gone once the download has returned, so nothing can be handed out
+    // later.
+    assertTrue(
+        Thread.getAllStackTraces().keySet().stream()
+            .noneMatch(t -> t.isAlive() && t.getName().startsWith("publish-refused.bin")),
+        "the publisher was stopped and joined");
+    assertFalse(
+        Files.exists(store.partialPath(TestModels.MODEL, file)), "the partial file is removed");
   }
 
   @Test
@@ -119,7 +147,8 @@ class ModelStoreDownloadTest {
   void downloadOverHttpStoresTheServedBytesAndReportsProgress() throws Exception {
     byte[] content = randomBytes(3, SIZE);
     try (TestHttpServer http = new TestHttpServer().serve("/m/model.bin", content)) {
-      FilePlan file = plan(0, "model.bin", content, CHUNK, sha256Hex(content), http.url("/m/model.bin"));
+      FilePlan file =
+          plan(0, "model.bin", content, CHUNK, sha256Hex(content), http.url("/m/model.bin"));
       ModelStore store = store();
       List<Long> progress = new ArrayList<>();
 
@@ -162,12 +191,15 @@ class ModelStoreDownloadTest {
   @Test
   void aShardedManifestOfThreeFilesStoresEveryShardAndCountsProgressAcrossFiles() throws Exception {
     byte[][] shards = {randomBytes(10, 1_200_000), randomBytes(11, 999_999), randomBytes(12, 17)};
-    String[] names = {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "config.json"};
+    String[] names = {
+      "model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "config.json"
+    };
     FilePlan[] files = new FilePlan[3];
     LinkedHashMap<String, String> expected = new LinkedHashMap<>();
     for (int i = 0; i < 3; i++) {
       Path src = source(names[i], shards[i]);
-      files[i] = plan(i, names[i], shards[i], 400_000, sha256Hex(shards[i]), src.toUri().toString());
+      files[i] =
+          plan(i, names[i], shards[i], 400_000, sha256Hex(shards[i]), src.toUri().toString());
       expected.putAll(expectedDigests(files[i], shards[i]));
     }
     ModelStore store = store();

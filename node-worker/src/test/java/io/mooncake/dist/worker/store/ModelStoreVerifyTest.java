@@ -54,7 +54,8 @@ class ModelStoreVerifyTest {
   }
 
   @Test
-  void aSeedPublishingSha256VerifiesWithSha256AndAnExpectationInTheOtherAlgorithmIsRehashed() throws Exception {
+  void aSeedPublishingSha256VerifiesWithSha256AndAnExpectationInTheOtherAlgorithmIsRehashed()
+      throws Exception {
     ModelStore sha = new ModelStore(tmp.resolve("sha-data"), new SourceOpener(), false, SHA256);
     Path src = Files.write(tmp.resolve("shard-sha"), shard);
     FilePlan d = plan(0, "model.safetensors", shard, 400_000, null, src.toString());
@@ -64,7 +65,8 @@ class ModelStoreVerifyTest {
       assertEquals(o.digest(), digests.get(o.objectId()), "the download publishes SHA-256 digests");
     }
     assertEquals(shard.length, sha.verify(payload(published)));
-    assertEquals(0, sha.verifyBytesHashed(), "unchanged since hashed: stamps hold the SHA-256 digests");
+    assertEquals(
+        0, sha.verifyBytesHashed(), "unchanged since hashed: stamps hold the SHA-256 digests");
     // The same bytes described by crc32c-crc32 digests: the stamp (SHA-256) cannot vouch, so the
     // file is read again and matched in the algorithm the expectation names.
     assertEquals(shard.length, sha.verify(payload(withDigests(d, shard))));
@@ -97,10 +99,13 @@ class ModelStoreVerifyTest {
     Path copy = Files.copy(fin, tmp.resolve("config-copy"));
     Files.move(copy, fin, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     store.verify(payload(configPlan));
-    assertEquals(config.length, store.verifyBytesHashed(), "another inode: not the file that was hashed");
+    assertEquals(
+        config.length, store.verifyBytesHashed(), "another inode: not the file that was hashed");
 
     byte[] other = randomBytes(9, config.length);
-    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(withDigests(configPlan, other))));
+    StoreException e =
+        assertThrows(
+            StoreException.class, () -> store.verify(payload(withDigests(configPlan, other))));
     assertTrue(e.getMessage().contains("does not match its published digest"), e.getMessage());
   }
 
@@ -108,7 +113,8 @@ class ModelStoreVerifyTest {
   void aFlippedByteWithTheModificationTimePutBackIsStillDetected() throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, shardPlan);
     java.nio.file.attribute.FileTime mtime = Files.getLastModifiedTime(fin);
-    try (FileChannel ch = FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    try (FileChannel ch =
+        FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       ByteBuffer b = ByteBuffer.allocate(1);
       ch.read(b, 10);
       b.put(0, (byte) (b.get(0) ^ 1)).rewind();
@@ -123,14 +129,16 @@ class ModelStoreVerifyTest {
   void aFlippedByteIsDetectedAndTheBadObjectIsNamed() throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, shardPlan);
     long where = 800_000 + 12_345; // inside the third object
-    try (FileChannel ch = FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    try (FileChannel ch =
+        FileChannel.open(fin, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       ByteBuffer b = ByteBuffer.allocate(1);
       ch.read(b, where);
       b.put(0, (byte) (b.get(0) ^ 0x01)).rewind();
       ch.write(b, where);
     }
 
-    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
+    StoreException e =
+        assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
 
     assertFalse(e.retryable());
     assertTrue(e.getMessage().startsWith("object obj-0-2 of model.safetensors"), e.getMessage());
@@ -141,7 +149,8 @@ class ModelStoreVerifyTest {
     Path fin = store.finalPath(TestModels.MODEL, configPlan);
     Files.delete(fin);
 
-    StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
+    StoreException e =
+        assertThrows(StoreException.class, () -> store.verify(payload(shardPlan, configPlan)));
 
     assertFalse(e.retryable());
     assertEquals("model file missing: " + fin, e.getMessage());
@@ -163,19 +172,27 @@ class ModelStoreVerifyTest {
   @Test
   void aWrongWholeFileSha256IsRefusedEvenWhenEveryObjectMatches() {
     String wrong = sha256Hex(config);
-    FilePlan lying = new FilePlan(0, shardPlan.path(), shardPlan.sizeBytes(), wrong, null, shardPlan.objects());
+    FilePlan lying =
+        new FilePlan(0, shardPlan.path(), shardPlan.sizeBytes(), wrong, null, shardPlan.objects());
 
     StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(lying)));
 
-    assertTrue(e.getMessage().startsWith("checksum mismatch for model.safetensors: manifest sha256 " + wrong),
+    assertTrue(
+        e.getMessage()
+            .startsWith("checksum mismatch for model.safetensors: manifest sha256 " + wrong),
         e.getMessage());
   }
 
   @Test
   void anObjectWithoutAPublishedDigestCannotBeVerified() {
-    List<ObjectPlan> objs = shardPlan.objects().stream()
-        .map(o -> o.chunkIndex() == 1 ? new ObjectPlan(o.objectId(), 1, o.offset(), o.length(), null) : o)
-        .toList();
+    List<ObjectPlan> objs =
+        shardPlan.objects().stream()
+            .map(
+                o ->
+                    o.chunkIndex() == 1
+                        ? new ObjectPlan(o.objectId(), 1, o.offset(), o.length(), null)
+                        : o)
+            .toList();
     FilePlan noDigest = new FilePlan(0, shardPlan.path(), shardPlan.sizeBytes(), null, null, objs);
 
     StoreException e = assertThrows(StoreException.class, () -> store.verify(payload(noDigest)));
@@ -188,16 +205,22 @@ class ModelStoreVerifyTest {
   void digestRangeHashesExactlyTheRequestedBytes() throws Exception {
     Path fin = store.finalPath(TestModels.MODEL, shardPlan);
 
-    assertEquals("sha256:" + sha256Hex(shard, 123_456, 1_111_111), store.digestRange(fin, 123_456, 1_111_111, SHA256));
+    assertEquals(
+        "sha256:" + sha256Hex(shard, 123_456, 1_111_111),
+        store.digestRange(fin, 123_456, 1_111_111, SHA256));
     assertEquals("sha256:" + sha256Hex(new byte[0]), store.digestRange(fin, 10, 0, SHA256));
     ObjectDigest crc = ObjectDigest.start(ObjectDigest.Algorithm.CRC32C_CRC32);
     crc.update(shard, 123_456, 1_111_111);
-    assertEquals(crc.finish(), store.digestRange(fin, 123_456, 1_111_111, ObjectDigest.Algorithm.CRC32C_CRC32));
-    StoreException beyond = assertThrows(StoreException.class,
-        () -> store.digestRange(fin, shard.length - 10, 11, SHA256));
+    assertEquals(
+        crc.finish(),
+        store.digestRange(fin, 123_456, 1_111_111, ObjectDigest.Algorithm.CRC32C_CRC32));
+    StoreException beyond =
+        assertThrows(
+            StoreException.class, () -> store.digestRange(fin, shard.length - 10, 11, SHA256));
     assertFalse(beyond.retryable());
-    StoreException missing = assertThrows(StoreException.class,
-        () -> store.digestRange(tmp.resolve("nope"), 0, 1, SHA256));
+    StoreException missing =
+        assertThrows(
+            StoreException.class, () -> store.digestRange(tmp.resolve("nope"), 0, 1, SHA256));
     assertEquals("file not found: " + tmp.resolve("nope"), missing.getMessage());
   }
 }

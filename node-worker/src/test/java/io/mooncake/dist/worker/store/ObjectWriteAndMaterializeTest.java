@@ -34,7 +34,8 @@ class ObjectWriteAndMaterializeTest {
   @TempDir Path tmp;
 
   /** Writes one object the way a replica copy does: a positional write into the store's channel. */
-  private static void copyObject(ModelStore store, FilePlan file, ObjectPlan o, byte[] content) throws Exception {
+  private static void copyObject(ModelStore store, FilePlan file, ObjectPlan o, byte[] content)
+      throws Exception {
     try (FileChannel ch = store.openForObjectWrite(TestModels.MODEL, file)) {
       ByteBuffer src = ByteBuffer.wrap(content, (int) o.offset(), (int) o.length());
       long pos = o.offset();
@@ -50,14 +51,19 @@ class ObjectWriteAndMaterializeTest {
     byte[] content = randomBytes(3, 400_000);
     byte[] other = randomBytes(4, 400_000);
     // The manifest's sha256 is of other bytes: hashing the whole file must refuse it.
-    FilePlan file = withDigests(plan(0, "p/model.bin", content, 100_000, sha256Hex(other), null), content);
+    FilePlan file =
+        withDigests(plan(0, "p/model.bin", content, 100_000, sha256Hex(other), null), content);
     for (ObjectPlan o : file.objects()) {
       copyObject(store, file, o, content);
     }
-    StoreException refused = assertThrows(StoreException.class, () -> store.materialize(payload(file), f -> false));
-    assertTrue(refused.getMessage().contains("checksum mismatch") || refused.getMessage().contains("sha256"),
+    StoreException refused =
+        assertThrows(StoreException.class, () -> store.materialize(payload(file), f -> false));
+    assertTrue(
+        refused.getMessage().contains("checksum mismatch")
+            || refused.getMessage().contains("sha256"),
         refused.getMessage());
-    // With the proof (the caller's claim that every object matches a verified seed) the pass is skipped.
+    // With the proof (the caller's claim that every object matches a verified seed) the pass is
+    // skipped.
     assertEquals(content.length, store.materialize(payload(file), f -> true));
     assertArrayEquals(content, Files.readAllBytes(store.finalPath(TestModels.MODEL, file)));
   }
@@ -66,7 +72,8 @@ class ObjectWriteAndMaterializeTest {
   void objectsWrittenOutOfOrderMaterializeIntoTheExactFinalFile() throws Exception {
     ModelStore store = new ModelStore(tmp.resolve("data"));
     byte[] content = randomBytes(1, 1_000_000);
-    FilePlan file = withDigests(plan(0, "w/model.bin", content, 150_000, sha256Hex(content), null), content);
+    FilePlan file =
+        withDigests(plan(0, "w/model.bin", content, 150_000, sha256Hex(content), null), content);
     List<ObjectPlan> order = new ArrayList<>(file.objects());
     Collections.reverse(order);
     Path fin = store.finalPath(TestModels.MODEL, file);
@@ -75,8 +82,14 @@ class ObjectWriteAndMaterializeTest {
     for (ObjectPlan o : order) {
       copyObject(store, file, o, content);
       assertEquals(content.length, Files.size(partial), "the partial is sized to the whole file");
-      assertEquals(o.digest(), store.digestRange(partial, o.offset(), o.length(), ObjectDigest.Algorithm.of(o.digest())), "object verifies in place");
-      assertEquals(Optional.of(partial), store.existingFile(fin), "a published object is served from the partial");
+      assertEquals(
+          o.digest(),
+          store.digestRange(partial, o.offset(), o.length(), ObjectDigest.Algorithm.of(o.digest())),
+          "object verifies in place");
+      assertEquals(
+          Optional.of(partial),
+          store.existingFile(fin),
+          "a published object is served from the partial");
     }
     assertFalse(Files.exists(fin), "no final file before materialize");
 
@@ -101,8 +114,14 @@ class ObjectWriteAndMaterializeTest {
     StoreException e = assertThrows(StoreException.class, () -> store.materialize(payload(file)));
 
     assertFalse(e.retryable());
-    assertTrue(e.getMessage().startsWith("checksum mismatch for bad.bin: manifest sha256 " + manifestSha
-        + ", file sha256 " + sha256Hex(content)), e.getMessage());
+    assertTrue(
+        e.getMessage()
+            .startsWith(
+                "checksum mismatch for bad.bin: manifest sha256 "
+                    + manifestSha
+                    + ", file sha256 "
+                    + sha256Hex(content)),
+        e.getMessage());
     assertFalse(Files.exists(store.finalPath(TestModels.MODEL, file)));
   }
 
@@ -114,7 +133,9 @@ class ObjectWriteAndMaterializeTest {
     StoreException e = assertThrows(StoreException.class, () -> store.materialize(payload(file)));
 
     assertFalse(e.retryable());
-    assertEquals("partial file missing for never.bin: " + store.partialPath(TestModels.MODEL, file), e.getMessage());
+    assertEquals(
+        "partial file missing for never.bin: " + store.partialPath(TestModels.MODEL, file),
+        e.getMessage());
   }
 
   @Test
@@ -129,7 +150,10 @@ class ObjectWriteAndMaterializeTest {
     TaskPayload payload = payload(done, empty);
     store.materialize(payload);
 
-    assertEquals(content.length, store.materialize(payload), "a second materialize is a no-op that succeeds");
+    assertEquals(
+        content.length,
+        store.materialize(payload),
+        "a second materialize is a no-op that succeeds");
     assertEquals(0, Files.size(store.finalPath(TestModels.MODEL, empty)));
     assertArrayEquals(content, Files.readAllBytes(store.finalPath(TestModels.MODEL, done)));
   }
@@ -146,7 +170,8 @@ class ObjectWriteAndMaterializeTest {
 
     copyObject(store, file, file.objects().get(2), content);
 
-    assertFalse(Files.exists(store.partialPath(TestModels.MODEL, file)), "no new partial was created");
+    assertFalse(
+        Files.exists(store.partialPath(TestModels.MODEL, file)), "no new partial was created");
     assertArrayEquals(content, Files.readAllBytes(store.finalPath(TestModels.MODEL, file)));
   }
 
@@ -161,11 +186,13 @@ class ObjectWriteAndMaterializeTest {
         CountDownLatch start = new CountDownLatch(1);
         List<Future<?>> writes = new ArrayList<>();
         for (ObjectPlan o : file.objects()) {
-          writes.add(pool.submit(() -> {
-            start.await();
-            copyObject(store, file, o, content);
-            return null;
-          }));
+          writes.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    copyObject(store, file, o, content);
+                    return null;
+                  }));
         }
         start.countDown();
         for (Future<?> w : writes) {

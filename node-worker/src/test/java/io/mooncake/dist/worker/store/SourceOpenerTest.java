@@ -43,32 +43,41 @@ class SourceOpenerTest {
 
   @Test
   void http429IsRetryableAndHttp403IsNot() throws Exception {
-    try (TestHttpServer http = new TestHttpServer()
-        .respond("/slow-down", 429, new byte[0])
-        .respond("/forbidden", 403, "denied".getBytes())) {
-      StoreException busy = assertThrows(StoreException.class, () -> opener.open(http.url("/slow-down"), 1));
-      StoreException denied = assertThrows(StoreException.class, () -> opener.open(http.url("/forbidden"), 1));
+    try (TestHttpServer http =
+        new TestHttpServer()
+            .respond("/slow-down", 429, new byte[0])
+            .respond("/forbidden", 403, "denied".getBytes())) {
+      StoreException busy =
+          assertThrows(StoreException.class, () -> opener.open(http.url("/slow-down"), 1));
+      StoreException denied =
+          assertThrows(StoreException.class, () -> opener.open(http.url("/forbidden"), 1));
 
       assertTrue(busy.retryable());
       assertFalse(denied.retryable());
-      assertEquals("HTTP 403 from " + http.url("/forbidden") + " (no credential configured for it in --source-credentials)",
+      assertEquals(
+          "HTTP 403 from "
+              + http.url("/forbidden")
+              + " (no credential configured for it in --source-credentials)",
           denied.getMessage());
     }
   }
 
   @Test
   void anUnsupportedSchemeIsRefusedPermanently() {
-    StoreException e = assertThrows(StoreException.class, () -> opener.open("s3://bucket/model.bin", 1));
+    StoreException e =
+        assertThrows(StoreException.class, () -> opener.open("s3://bucket/model.bin", 1));
 
     assertFalse(e.retryable());
-    assertTrue(e.getMessage().contains("unsupported source URL s3://bucket/model.bin"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("unsupported source URL s3://bucket/model.bin"), e.getMessage());
   }
 
   @Test
   void anUnreadableFileIsRefusedInPlainWords() throws Exception {
     Path p = Files.write(tmp.resolve("secret.bin"), new byte[3]);
     assertTrue(p.toFile().setReadable(false, false));
-    org.junit.jupiter.api.Assumptions.assumeFalse(Files.isReadable(p), "running as a user that reads anything");
+    org.junit.jupiter.api.Assumptions.assumeFalse(
+        Files.isReadable(p), "running as a user that reads anything");
 
     StoreException e = assertThrows(StoreException.class, () -> opener.open(p.toString(), 3));
 

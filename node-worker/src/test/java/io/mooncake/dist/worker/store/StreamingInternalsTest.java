@@ -28,7 +28,8 @@ class StreamingInternalsTest {
       for (int off = 0; off < content.length; off += piece) {
         h.update(content, off, Math.min(piece, content.length - off));
       }
-      assertEquals(TestModels.expectedDigests(file, content), h.objectDigests(), "piece size " + piece);
+      assertEquals(
+          TestModels.expectedDigests(file, content), h.objectDigests(), "piece size " + piece);
       assertEquals(TestModels.sha256Hex(content), h.fileSha256Hex());
     }
   }
@@ -43,12 +44,23 @@ class StreamingInternalsTest {
 
     StoreException e;
     try (FileChannel out = FileChannel.open(devFull, StandardOpenOption.WRITE)) {
-      e = assertThrows(StoreException.class, () -> ChunkedFileWriter.copy(new ByteArrayInputStream(content), "src",
-          out, pretendTarget, content.length, new RangeHasher(ObjectLayout.inByteOrder(file)), b -> {}));
+      e =
+          assertThrows(
+              StoreException.class,
+              () ->
+                  ChunkedFileWriter.copy(
+                      new ByteArrayInputStream(content),
+                      "src",
+                      out,
+                      pretendTarget,
+                      content.length,
+                      new RangeHasher(ObjectLayout.inByteOrder(file)),
+                      b -> {}));
     }
 
     assertFalse(e.retryable());
-    assertTrue(e.getMessage().startsWith("disk full while writing " + pretendTarget), e.getMessage());
+    assertTrue(
+        e.getMessage().startsWith("disk full while writing " + pretendTarget), e.getMessage());
   }
 
   @Test
@@ -57,7 +69,9 @@ class StreamingInternalsTest {
 
     assertTrue(FileOps.writeFailure(p, new IOException("Input/output error")).retryable());
     assertFalse(FileOps.writeFailure(p, new IOException("Disk quota exceeded")).retryable());
-    assertFalse(FileOps.writeFailure(p, new IOException("wrapped", new IOException("No space left on device")))
-        .retryable());
+    assertFalse(
+        FileOps.writeFailure(
+                p, new IOException("wrapped", new IOException("No space left on device")))
+            .retryable());
   }
 }

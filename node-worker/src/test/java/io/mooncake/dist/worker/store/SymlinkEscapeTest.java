@@ -15,8 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class SymlinkEscapeTest {
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void aManifestPathThatResolvesThroughASymlinkOutsideTheDataDirectoryIsRefused() throws Exception {
@@ -27,9 +26,19 @@ class SymlinkEscapeTest {
     Path modelDir = Files.createDirectories(store.modelDir(model));
     Files.createSymbolicLink(modelDir.resolve("sub"), outside);
     Path src = Files.write(tmp.resolve("src.bin"), new byte[] {1, 2, 3, 4});
-    FilePlan file = new FilePlan(0, "sub/evil.bin", 4, null, src.toString(), List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
+    FilePlan file =
+        new FilePlan(
+            0,
+            "sub/evil.bin",
+            4,
+            null,
+            src.toString(),
+            List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
 
-    StoreException e = assertThrows(StoreException.class, () -> store.download(new TaskPayload(model, List.of(file)), b -> { }));
+    StoreException e =
+        assertThrows(
+            StoreException.class,
+            () -> store.download(new TaskPayload(model, List.of(file)), b -> {}));
     assertTrue(e.getMessage().contains("symlink"), e.getMessage());
     assertFalse(e.retryable());
     try (var listing = Files.list(outside)) {
@@ -45,7 +54,14 @@ class SymlinkEscapeTest {
     ModelRef model = new ModelRef("m", "r1", "bin", "local");
     Path modelDir = Files.createDirectories(store.modelDir(model));
     Files.createSymbolicLink(modelDir.resolve("up"), Path.of("/"));
-    FilePlan file = new FilePlan(0, "up/evil.bin", 4, null, "/nonexistent", List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
+    FilePlan file =
+        new FilePlan(
+            0,
+            "up/evil.bin",
+            4,
+            null,
+            "/nonexistent",
+            List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
     assertThrows(StoreException.class, () -> store.openForObjectWrite(model, file));
   }
 
@@ -55,7 +71,9 @@ class SymlinkEscapeTest {
     ModelStore store = new ModelStore(data);
     ModelRef model = new ModelRef("m", "r1", "bin", "local");
     Files.delete(data.resolve("models"));
-    FilePlan file = new FilePlan(0, "ok.bin", 4, null, "/nonexistent", List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
+    FilePlan file =
+        new FilePlan(
+            0, "ok.bin", 4, null, "/nonexistent", List.of(new ObjectPlan("m/0", 0, 0, 4, null)));
     try (var ch = store.openForObjectWrite(model, file)) {
       assertTrue(ch.isOpen());
     }

@@ -27,23 +27,27 @@ final class TestHttpServer implements AutoCloseable {
   }
 
   TestHttpServer respond(String path, int status, byte[] body) {
-    server.createContext(path, exchange -> {
-      exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
-    });
+    server.createContext(
+        path,
+        exchange -> {
+          exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
     return this;
   }
 
   /** Serves {@code body} with chunked transfer encoding, so no Content-Length is sent. */
   TestHttpServer serveChunked(String path, byte[] body) {
-    server.createContext(path, exchange -> {
-      exchange.sendResponseHeaders(200, 0);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
-    });
+    server.createContext(
+        path,
+        exchange -> {
+          exchange.sendResponseHeaders(200, 0);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
     return this;
   }
 
@@ -51,27 +55,32 @@ final class TestHttpServer implements AutoCloseable {
    * Serves {@code body} only to requests carrying {@code header: value} (401 otherwise), and
    * records every value of {@code header} any request to {@code path} carried.
    */
-  TestHttpServer protect(String path, String header, String value, byte[] body, java.util.List<String> seen) {
-    server.createContext(path, exchange -> {
-      String got = exchange.getRequestHeaders().getFirst(header);
-      seen.add(String.valueOf(got));
-      int status = value.equals(got) ? 200 : 401;
-      byte[] out = status == 200 ? body : new byte[0];
-      exchange.sendResponseHeaders(status, out.length == 0 ? -1 : out.length);
-      try (OutputStream o = exchange.getResponseBody()) {
-        o.write(out);
-      }
-    });
+  TestHttpServer protect(
+      String path, String header, String value, byte[] body, java.util.List<String> seen) {
+    server.createContext(
+        path,
+        exchange -> {
+          String got = exchange.getRequestHeaders().getFirst(header);
+          seen.add(String.valueOf(got));
+          int status = value.equals(got) ? 200 : 401;
+          byte[] out = status == 200 ? body : new byte[0];
+          exchange.sendResponseHeaders(status, out.length == 0 ? -1 : out.length);
+          try (OutputStream o = exchange.getResponseBody()) {
+            o.write(out);
+          }
+        });
     return this;
   }
 
   /** Answers with a redirect to {@code location}. */
   TestHttpServer redirect(String path, String location) {
-    server.createContext(path, exchange -> {
-      exchange.getResponseHeaders().add("Location", location);
-      exchange.sendResponseHeaders(302, -1);
-      exchange.close();
-    });
+    server.createContext(
+        path,
+        exchange -> {
+          exchange.getResponseHeaders().add("Location", location);
+          exchange.sendResponseHeaders(302, -1);
+          exchange.close();
+        });
     return this;
   }
 
@@ -95,20 +104,27 @@ final class TestHttpServer implements AutoCloseable {
 
     DroppingServer(byte[] sent, long declaredLength) throws IOException {
       socket = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
-      thread = Thread.ofPlatform().daemon().start(() -> {
-        while (!socket.isClosed()) {
-          try (Socket s = socket.accept()) {
-            drainRequestHeaders(s);
-            OutputStream out = s.getOutputStream();
-            out.write(("HTTP/1.1 200 OK\r\nContent-Length: " + declaredLength
-                + "\r\nContent-Type: application/octet-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(sent);
-            out.flush();
-          } catch (IOException e) {
-            return;
-          }
-        }
-      });
+      thread =
+          Thread.ofPlatform()
+              .daemon()
+              .start(
+                  () -> {
+                    while (!socket.isClosed()) {
+                      try (Socket s = socket.accept()) {
+                        drainRequestHeaders(s);
+                        OutputStream out = s.getOutputStream();
+                        out.write(
+                            ("HTTP/1.1 200 OK\r\nContent-Length: "
+                                    + declaredLength
+                                    + "\r\nContent-Type: application/octet-stream\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
+                        out.write(sent);
+                        out.flush();
+                      } catch (IOException e) {
+                        return;
+                      }
+                    }
+                  });
     }
 
     private static void drainRequestHeaders(Socket s) throws IOException {

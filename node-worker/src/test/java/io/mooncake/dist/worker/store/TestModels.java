@@ -24,7 +24,8 @@ final class TestModels {
   }
 
   /** A plan cutting {@code content} into objects of {@code chunk} bytes (the last one shorter). */
-  static FilePlan plan(int index, String path, byte[] content, int chunk, String sha256, String url) {
+  static FilePlan plan(
+      int index, String path, byte[] content, int chunk, String sha256, String url) {
     List<ObjectPlan> objects = new ArrayList<>();
     for (int i = 0; (long) i * chunk < content.length; i++) {
       long offset = (long) i * chunk;
@@ -44,12 +45,21 @@ final class TestModels {
 
   /** As {@link #withDigests(FilePlan, byte[])}, with SHA-256 object digests when {@code sha256}. */
   static FilePlan withDigests(FilePlan file, byte[] content, boolean sha256) {
-    List<ObjectPlan> objects = file.objects().stream()
-        .map(o -> new ObjectPlan(o.objectId(), o.chunkIndex(), o.offset(), o.length(),
-            sha256 ? "sha256:" + sha256Hex(content, (int) o.offset(), (int) o.length())
-                : crcDigest(content, (int) o.offset(), (int) o.length())))
-        .toList();
-    return new FilePlan(file.fileIndex(), file.path(), file.sizeBytes(), file.sha256(), null, objects);
+    List<ObjectPlan> objects =
+        file.objects().stream()
+            .map(
+                o ->
+                    new ObjectPlan(
+                        o.objectId(),
+                        o.chunkIndex(),
+                        o.offset(),
+                        o.length(),
+                        sha256
+                            ? "sha256:" + sha256Hex(content, (int) o.offset(), (int) o.length())
+                            : crcDigest(content, (int) o.offset(), (int) o.length())))
+            .toList();
+    return new FilePlan(
+        file.fileIndex(), file.path(), file.sizeBytes(), file.sha256(), null, objects);
   }
 
   static TaskPayload payload(FilePlan... files) {

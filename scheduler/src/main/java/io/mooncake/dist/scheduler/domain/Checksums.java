@@ -17,7 +17,8 @@ public final class Checksums {
     if (checksum == null) {
       return null;
     }
-    String hex = checksum.regionMatches(true, 0, "sha256:", 0, 7) ? checksum.substring(7) : checksum;
+    String hex =
+        checksum.regionMatches(true, 0, "sha256:", 0, 7) ? checksum.substring(7) : checksum;
     return HEX64.matcher(hex).matches() ? hex.toLowerCase(Locale.ROOT) : null;
   }
 }

@@ -1,6 +1,5 @@
 package io.mooncake.dist.scheduler.domain;
 
-
 import java.util.List;
 
 /**

@@ -9,10 +9,11 @@ import java.io.UncheckedIOException;
 
 /** The one JSON mapping for payloads and the wire: snake_case, as the RFC's examples are. */
 public final class Json {
-  public static final ObjectMapper MAPPER = new ObjectMapper()
-      .setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-      .setSerializationInclusion(JsonInclude.Include.ALWAYS)
-      .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+  public static final ObjectMapper MAPPER =
+      new ObjectMapper()
+          .setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .setSerializationInclusion(JsonInclude.Include.ALWAYS)
+          .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
   private Json() {}
 

@@ -5,10 +5,7 @@ import java.util.List;
 
 /** The RFC's model manifest: an immutable description of one model version and its files. */
 public record Manifest(
-    ModelRef model,
-    long totalSizeBytes,
-    String fileManifestVersion,
-    List<ManifestFile> files) {
+    ModelRef model, long totalSizeBytes, String fileManifestVersion, List<ManifestFile> files) {
 
   public Manifest {
     files = List.copyOf(files);

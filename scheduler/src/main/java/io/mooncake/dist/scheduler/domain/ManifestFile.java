@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One file of a manifest and the objects it is stored as. Object {@code i} covers bytes
- * {@code [i * chunk_size, min((i + 1) * chunk_size, size))}.
+ * One file of a manifest and the objects it is stored as. Object {@code i} covers bytes {@code [i *
+ * chunk_size, min((i + 1) * chunk_size, size))}.
  */
 public record ManifestFile(
     String path,

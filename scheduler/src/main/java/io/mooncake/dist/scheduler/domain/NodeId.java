@@ -22,7 +22,8 @@ public record NodeId(String host, int port) {
     String host = text.substring(0, colon);
     String portText = text.substring(colon + 1);
     if (!HOST.matcher(host).matches()) {
-      throw new IllegalArgumentException("node id host must be a hostname or IPv4 address, got '" + text + "'");
+      throw new IllegalArgumentException(
+          "node id host must be a hostname or IPv4 address, got '" + text + "'");
     }
     int port;
     try {

@@ -13,7 +13,14 @@ public final class Payloads {
     List<FilePlan> files = new ArrayList<>();
     for (int i = 0; i < manifest.files().size(); i++) {
       ManifestFile f = manifest.files().get(i);
-      files.add(new FilePlan(i, f.path(), f.sizeBytes(), f.sha256OrNull(), f.downloadUrl(), plans(f.slices(i), Map.of())));
+      files.add(
+          new FilePlan(
+              i,
+              f.path(),
+              f.sizeBytes(),
+              f.sha256OrNull(),
+              f.downloadUrl(),
+              plans(f.slices(i), Map.of())));
     }
     return new TaskPayload(manifest.model(), files);
   }
@@ -28,23 +35,33 @@ public final class Payloads {
     List<FilePlan> files = new ArrayList<>();
     for (int i = 0; i < manifest.files().size(); i++) {
       ManifestFile f = manifest.files().get(i);
-      files.add(new FilePlan(i, f.path(), f.sizeBytes(), f.sha256OrNull(), null, plans(f.slices(i), digests)));
+      files.add(
+          new FilePlan(
+              i, f.path(), f.sizeBytes(), f.sha256OrNull(), null, plans(f.slices(i), digests)));
     }
     return new TaskPayload(manifest.model(), files);
   }
 
-  /** The {@code REPLICA_COPY} payload for one object: its file (without siblings) and its digest. */
+  /**
+   * The {@code REPLICA_COPY} payload for one object: its file (without siblings) and its digest.
+   */
   public static TaskPayload copy(Manifest manifest, ObjectSlice slice, String digest) {
     ManifestFile f = manifest.files().get(slice.fileIndex());
-    ObjectPlan object = new ObjectPlan(slice.objectId(), slice.chunkIndex(), slice.offset(), slice.length(), digest);
-    FilePlan file = new FilePlan(slice.fileIndex(), f.path(), f.sizeBytes(), f.sha256OrNull(), null, List.of(object));
+    ObjectPlan object =
+        new ObjectPlan(
+            slice.objectId(), slice.chunkIndex(), slice.offset(), slice.length(), digest);
+    FilePlan file =
+        new FilePlan(
+            slice.fileIndex(), f.path(), f.sizeBytes(), f.sha256OrNull(), null, List.of(object));
     return new TaskPayload(manifest.model(), List.of(file));
   }
 
   private static List<ObjectPlan> plans(List<ObjectSlice> slices, Map<String, String> digests) {
     List<ObjectPlan> out = new ArrayList<>(slices.size());
     for (ObjectSlice s : slices) {
-      out.add(new ObjectPlan(s.objectId(), s.chunkIndex(), s.offset(), s.length(), digests.get(s.objectId())));
+      out.add(
+          new ObjectPlan(
+              s.objectId(), s.chunkIndex(), s.offset(), s.length(), digests.get(s.objectId())));
     }
     return out;
   }

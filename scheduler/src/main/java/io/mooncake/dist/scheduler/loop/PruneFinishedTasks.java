@@ -9,22 +9,24 @@ import org.jooq.DSLContext;
  * finished more than {@code retention} ago, in batches of at most {@link #BATCH} rows, one short
  * transaction each, so the hot tables hold little more than live work.
  *
- * <p>What remains of a pruned job: its {@code jobs} row (status, times, last error), its
- * {@code job_files}, {@code job_objects} and {@code placements}, its {@code placement_bytes} (so
- * the snapshot is unchanged), and {@code task_history}: per (job, node, task type, final state)
- * the number of tasks, attempts, failed attempts, bytes, transfer seconds, first creation, last
- * finish and the last error. Individual task rows and attempt messages are gone.
+ * <p>What remains of a pruned job: its {@code jobs} row (status, times, last error), its {@code
+ * job_files}, {@code job_objects} and {@code placements}, its {@code placement_bytes} (so the
+ * snapshot is unchanged), and {@code task_history}: per (job, node, task type, final state) the
+ * number of tasks, attempts, failed attempts, bytes, transfer seconds, first creation, last finish
+ * and the last error. Individual task rows and attempt messages are gone.
  *
- * <p>Several masters may prune at once: rows are taken with {@code FOR UPDATE SKIP LOCKED} and
- * the history rows are added to, never overwritten.
+ * <p>Several masters may prune at once: rows are taken with {@code FOR UPDATE SKIP LOCKED} and the
+ * history rows are added to, never overwritten.
  */
 public final class PruneFinishedTasks {
   /** Rows deleted per transaction (as River does). */
   public static final int BATCH = 10_000;
+
   private static final int JOBS_PER_ROUND = 100;
 
   /** One batch: delete, then fold what was deleted into task_history, in one statement. */
-  private static final String PRUNE_BATCH = """
+  private static final String PRUNE_BATCH =
+      """
       WITH victims AS (
         SELECT t.task_id
           FROM tasks t
@@ -121,7 +123,8 @@ public final class PruneFinishedTasks {
 
   /** Finished past the retention and still holding task rows (one index probe per job). */
   private List<String> jobsToPrune() {
-    return dsl.resultQuery("""
+    return dsl.resultQuery(
+            """
             SELECT j.job_id
               FROM jobs j
              WHERE j.status IN ('completed', 'failed', 'canceled')
@@ -129,12 +132,15 @@ public final class PruneFinishedTasks {
                AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.job_id)
              ORDER BY j.finished_at
              LIMIT ?
-            """, retention.toMillis() / 1000.0, JOBS_PER_ROUND)
+            """,
+            retention.toMillis() / 1000.0,
+            JOBS_PER_ROUND)
         .fetch(0, String.class);
   }
 
   /** One transaction: at most {@code batch} task rows of the job deleted and summarized. */
   int pruneBatch(String jobId) {
-    return dsl.transactionResult(cfg -> cfg.dsl().resultQuery(PRUNE_BATCH, jobId, batch).fetchOne(0, Integer.class));
+    return dsl.transactionResult(
+        cfg -> cfg.dsl().resultQuery(PRUNE_BATCH, jobId, batch).fetchOne(0, Integer.class));
   }
 }

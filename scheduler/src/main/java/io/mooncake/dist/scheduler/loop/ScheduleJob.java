@@ -44,9 +44,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One evaluation of one job: lock its row (skipping it if another master holds it), read the
- * facts with aggregate queries, run {@link JobEvaluator}, enqueue what it asks for and persist
- * the job's status and placements, all in one transaction.
+ * One evaluation of one job: lock its row (skipping it if another master holds it), read the facts
+ * with aggregate queries, run {@link JobEvaluator}, enqueue what it asks for and persist the job's
+ * status and placements, all in one transaction.
  */
 public final class ScheduleJob {
   private static final Logger log = LoggerFactory.getLogger(ScheduleJob.class);
@@ -55,40 +55,40 @@ public final class ScheduleJob {
   private static final int MATERIALIZE_ATTEMPTS = 3;
 
   /**
-   * Releases objects to the followers, in one statement: every object the seed has published
-   * since its current download attempt started (older replicas point at bytes that attempt
-   * rewrites) and not released yet is recorded in {@code copy_releases} with the seed's digest,
-   * and gets one {@code REPLICA_COPY} per follower still acquiring, claimable at once and without
-   * a payload (the claim builds it). With no download (seed reuse) every listed replica counts
-   * at once, even before MODEL_VERIFY has re-hashed it: a follower checks every object against
-   * that same published digest as it arrives, so it can never stage bytes the verification would
-   * have rejected, and waiting would only serialize the two passes.
+   * Releases objects to the followers, in one statement: every object the seed has published since
+   * its current download attempt started (older replicas point at bytes that attempt rewrites) and
+   * not released yet is recorded in {@code copy_releases} with the seed's digest, and gets one
+   * {@code REPLICA_COPY} per follower still acquiring, claimable at once and without a payload (the
+   * claim builds it). With no download (seed reuse) every listed replica counts at once, even
+   * before MODEL_VERIFY has re-hashed it: a follower checks every object against that same
+   * published digest as it arrives, so it can never stage bytes the verification would have
+   * rejected, and waiting would only serialize the two passes.
    *
    * <p>Striped claim order through {@code run_after}: follower k of F gets objects k, k+F, k+2F,
-   * ... first, then the next stripe; the copy's rank r in that order (object n: stripe
-   * {@code (n - k) mod F}, position {@code n / F}) becomes {@code run_after = created_at - (N + F - r) us},
-   * so a claim ({@code ORDER BY run_after, task_id}) takes released objects in stripe order
-   * whenever they were released, every copy is due from the start, and retries (run_after in the
-   * future) come after fresh copies as before. The rows are generated follower by follower, each
-   * follower's in rank order (a LATERAL subquery per follower sorts only that follower's released
-   * objects, in memory), which is the claim index's {@code (node_id, run_after, task_id)} order:
-   * every index insert then lands where the previous one did instead of at one of F x F places
-   * across the index, which cut a million-copy release from 5.9-7.0 s to 4.7-4.9 s here (a
-   * global ORDER BY of the million rows spilled 140 MB to disk). The releases and the copies are
-   * both built from one materialized set of fresh objects, and each object finds the seed's
-   * replica and its earlier release by primary-key probe: the lookups are LATERAL/EXISTS
-   * subqueries fenced with {@code OFFSET 0}, so the planner cannot turn them into joins whose
-   * shape follows the statistics. In a database last analyzed while its jobs were small
-   * (bench/queue.sh, a CI server without autovacuum) it expected a dozen objects and two replicas
-   * and joined them by nested loop over a materialized scan: 10,000 x 10,000 comparisons, 8.6 s
-   * instead of 5. No {@code ON CONFLICT}: only this statement writes {@code copy_releases},
-   * under the job's row lock, so a duplicate would be a bug, and its primary key then aborts the
-   * pass rather than let it create the object's copies twice. The followers are woken once per
-   * statement.
+   * ... first, then the next stripe; the copy's rank r in that order (object n: stripe {@code (n -
+   * k) mod F}, position {@code n / F}) becomes {@code run_after = created_at - (N + F - r) us}, so
+   * a claim ({@code ORDER BY run_after, task_id}) takes released objects in stripe order whenever
+   * they were released, every copy is due from the start, and retries (run_after in the future)
+   * come after fresh copies as before. The rows are generated follower by follower, each follower's
+   * in rank order (a LATERAL subquery per follower sorts only that follower's released objects, in
+   * memory), which is the claim index's {@code (node_id, run_after, task_id)} order: every index
+   * insert then lands where the previous one did instead of at one of F x F places across the
+   * index, which cut a million-copy release from 5.9-7.0 s to 4.7-4.9 s here (a global ORDER BY of
+   * the million rows spilled 140 MB to disk). The releases and the copies are both built from one
+   * materialized set of fresh objects, and each object finds the seed's replica and its earlier
+   * release by primary-key probe: the lookups are LATERAL/EXISTS subqueries fenced with {@code
+   * OFFSET 0}, so the planner cannot turn them into joins whose shape follows the statistics. In a
+   * database last analyzed while its jobs were small (bench/queue.sh, a CI server without
+   * autovacuum) it expected a dozen objects and two replicas and joined them by nested loop over a
+   * materialized scan: 10,000 x 10,000 comparisons, 8.6 s instead of 5. No {@code ON CONFLICT}:
+   * only this statement writes {@code copy_releases}, under the job's row lock, so a duplicate
+   * would be a bug, and its primary key then aborts the pass rather than let it create the object's
+   * copies twice. The followers are woken once per statement.
    *
    * <p>Binds: stripe count F, copy max attempts, job id, follower node ids, their stripes.
    */
-  private static final String RELEASE_COPIES = """
+  private static final String RELEASE_COPIES =
+      """
       WITH job AS (
         SELECT j.job_id, j.seed_node_id, j.created_at, ?::bigint AS stripes, ?::int AS attempts,
                (SELECT CASE WHEN count(*) = 0 THEN '-infinity'::timestamptz
@@ -139,152 +139,209 @@ public final class ScheduleJob {
 
   private ScheduleJob() {}
 
-  /** @return true when this master evaluated the job (false: locked elsewhere or already terminal) */
+  /**
+   * @return true when this master evaluated the job (false: locked elsewhere or already terminal)
+   */
   public static boolean run(DSLContext dsl, String jobId) {
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      JobsRecord job = tx.selectFrom(JOBS)
-          .where(JOBS.JOB_ID.eq(jobId))
-          .and(JOBS.STATUS.in("planned", "seeding", "replicating"))
-          .forUpdate()
-          .skipLocked()
-          .fetchOne();
-      if (job == null) {
-        return false;
-      }
-      List<PlacementsRecord> placements = tx.selectFrom(PLACEMENTS)
-          .where(PLACEMENTS.JOB_ID.eq(jobId))
-          .orderBy(PLACEMENTS.ORDINAL)
-          .fetch();
-      Map<String, Map<TaskType, TaskCounts>> counts = taskCounts(tx, jobId);
-      List<NodeFacts> nodes = new ArrayList<>();
-      for (PlacementsRecord p : placements) {
-        nodes.add(new NodeFacts(p.getNodeId(), p.getIsSeed(), counts.getOrDefault(p.getNodeId(), Map.of())));
-      }
-      String seed = job.getSeedNodeId();
-      boolean seedHasTasks = counts.containsKey(seed);
-      boolean seedHolds = !seedHasTasks && ReplicaCatalog.holdsAllObjects(tx, jobId, seed);
-      int objectCount = tx.fetchCount(JOB_OBJECTS, JOB_OBJECTS.JOB_ID.eq(jobId));
-      int released = tx.fetchCount(COPY_RELEASES, COPY_RELEASES.JOB_ID.eq(jobId));
-      JobStatus current = JobStatus.fromWire(job.getStatus());
-      Evaluation e = JobEvaluator.evaluate(new JobFacts(current, seed, objectCount, seedHolds, nodes, released));
+    return dsl.transactionResult(
+        cfg -> {
+          DSLContext tx = cfg.dsl();
+          JobsRecord job =
+              tx.selectFrom(JOBS)
+                  .where(JOBS.JOB_ID.eq(jobId))
+                  .and(JOBS.STATUS.in("planned", "seeding", "replicating"))
+                  .forUpdate()
+                  .skipLocked()
+                  .fetchOne();
+          if (job == null) {
+            return false;
+          }
+          List<PlacementsRecord> placements =
+              tx.selectFrom(PLACEMENTS)
+                  .where(PLACEMENTS.JOB_ID.eq(jobId))
+                  .orderBy(PLACEMENTS.ORDINAL)
+                  .fetch();
+          Map<String, Map<TaskType, TaskCounts>> counts = taskCounts(tx, jobId);
+          List<NodeFacts> nodes = new ArrayList<>();
+          for (PlacementsRecord p : placements) {
+            nodes.add(
+                new NodeFacts(
+                    p.getNodeId(), p.getIsSeed(), counts.getOrDefault(p.getNodeId(), Map.of())));
+          }
+          String seed = job.getSeedNodeId();
+          boolean seedHasTasks = counts.containsKey(seed);
+          boolean seedHolds = !seedHasTasks && ReplicaCatalog.holdsAllObjects(tx, jobId, seed);
+          int objectCount = tx.fetchCount(JOB_OBJECTS, JOB_OBJECTS.JOB_ID.eq(jobId));
+          int released = tx.fetchCount(COPY_RELEASES, COPY_RELEASES.JOB_ID.eq(jobId));
+          JobStatus current = JobStatus.fromWire(job.getStatus());
+          Evaluation e =
+              JobEvaluator.evaluate(
+                  new JobFacts(current, seed, objectCount, seedHolds, nodes, released));
 
-      Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
-      for (Action a : e.actions()) {
-        apply(tx, job, manifest, a);
-      }
-      persist(tx, job, placements, e);
-      return true;
-    });
+          Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
+          for (Action a : e.actions()) {
+            apply(tx, job, manifest, a);
+          }
+          persist(tx, job, placements, e);
+          return true;
+        });
   }
 
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
     // The first failure's error is the cause; later ones are often its consequences.
-    tx.select(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE, DSL.count(),
-            DSL.field("(array_agg({0} ORDER BY {1} NULLS LAST, {2}))[1]", String.class,
-                TASKS.LAST_ERROR, TASKS.FINISHED_AT, TASKS.TASK_ID))
+    tx.select(
+            TASKS.NODE_ID,
+            TASKS.TASK_TYPE,
+            TASKS.STATE,
+            DSL.count(),
+            DSL.field(
+                "(array_agg({0} ORDER BY {1} NULLS LAST, {2}))[1]",
+                String.class, TASKS.LAST_ERROR, TASKS.FINISHED_AT, TASKS.TASK_ID))
         .from(TASKS)
         .where(TASKS.JOB_ID.eq(jobId))
         .groupBy(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE)
         .fetch()
-        .forEach(r -> {
-          int n = r.value4();
-          TaskCounts c = switch (r.value3()) {
-            case "pending" -> new TaskCounts(n, 0, 0, 0, 0, null);
-            case "processing" -> new TaskCounts(0, n, 0, 0, 0, null);
-            case "succeeded" -> new TaskCounts(0, 0, n, 0, 0, null);
-            case "failed" -> new TaskCounts(0, 0, 0, n, 0, r.value5());
-            default -> new TaskCounts(0, 0, 0, 0, n, null);
-          };
-          out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))
-              .merge(TaskType.valueOf(r.value2()), c, TaskCounts::plus);
-        });
+        .forEach(
+            r -> {
+              int n = r.value4();
+              TaskCounts c =
+                  switch (r.value3()) {
+                    case "pending" -> new TaskCounts(n, 0, 0, 0, 0, null);
+                    case "processing" -> new TaskCounts(0, n, 0, 0, 0, null);
+                    case "succeeded" -> new TaskCounts(0, 0, n, 0, 0, null);
+                    case "failed" -> new TaskCounts(0, 0, 0, n, 0, r.value5());
+                    default -> new TaskCounts(0, 0, 0, 0, n, null);
+                  };
+              out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))
+                  .merge(TaskType.valueOf(r.value2()), c, TaskCounts::plus);
+            });
     return out;
   }
 
   private static void apply(DSLContext tx, JobsRecord job, Manifest manifest, Action action) {
     String jobId = job.getJobId();
     switch (action) {
-      case Action.EnqueueDownload a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MODEL_DOWNLOAD,
-          Payloads.download(manifest), DOWNLOAD_ATTEMPTS);
-      case Action.EnqueueVerify a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MODEL_VERIFY,
-          Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, a.nodeId())), 1);
-      case Action.EnqueueMaterialize a -> enqueueOne(tx, jobId, a.nodeId(), TaskType.MATERIALIZE,
-          Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())), MATERIALIZE_ATTEMPTS);
+      case Action.EnqueueDownload a ->
+          enqueueOne(
+              tx,
+              jobId,
+              a.nodeId(),
+              TaskType.MODEL_DOWNLOAD,
+              Payloads.download(manifest),
+              DOWNLOAD_ATTEMPTS);
+      case Action.EnqueueVerify a ->
+          enqueueOne(
+              tx,
+              jobId,
+              a.nodeId(),
+              TaskType.MODEL_VERIFY,
+              Payloads.withDigests(manifest, ReplicaCatalog.digests(tx, jobId, a.nodeId())),
+              1);
+      case Action.EnqueueMaterialize a ->
+          enqueueOne(
+              tx,
+              jobId,
+              a.nodeId(),
+              TaskType.MATERIALIZE,
+              Payloads.withDigests(
+                  manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())),
+              MATERIALIZE_ATTEMPTS);
       case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
     }
   }
 
   /**
-   * The release statement for {@code followers} (stripes 0..F-1), not executed: for EXPLAIN
-   * checks of its plan (ReleasePlanTest).
+   * The release statement for {@code followers} (stripes 0..F-1), not executed: for EXPLAIN checks
+   * of its plan (ReleasePlanTest).
    */
-  public static ResultQuery<Record> releaseStatement(DSLContext dsl, String jobId, List<String> followers) {
+  public static ResultQuery<Record> releaseStatement(
+      DSLContext dsl, String jobId, List<String> followers) {
     Integer[] stripes = new Integer[followers.size()];
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = i;
     }
-    return dsl.resultQuery(RELEASE_COPIES, (long) Math.max(1, followers.size()), COPY_ATTEMPTS, jobId,
-        followers.toArray(String[]::new), stripes);
+    return dsl.resultQuery(
+        RELEASE_COPIES,
+        (long) Math.max(1, followers.size()),
+        COPY_ATTEMPTS,
+        jobId,
+        followers.toArray(String[]::new),
+        stripes);
   }
 
   private static void releaseCopies(DSLContext tx, String jobId, Action.ReleaseCopies a) {
     String[] nodes = a.followers().stream().map(Action.Follower::nodeId).toArray(String[]::new);
     Integer[] stripes = a.followers().stream().map(Action.Follower::stripe).toArray(Integer[]::new);
     int stripeCount = Math.max(1, a.stripes());
-    int released = tx.connectionResult(c -> {
-      try (PreparedStatement ps = c.prepareStatement(RELEASE_COPIES)) {
-        ps.setLong(1, stripeCount);
-        ps.setInt(2, COPY_ATTEMPTS);
-        ps.setString(3, jobId);
-        ps.setArray(4, c.createArrayOf("text", nodes));
-        ps.setArray(5, c.createArrayOf("integer", stripes));
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getInt(1);
-        }
-      }
-    });
+    int released =
+        tx.connectionResult(
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(RELEASE_COPIES)) {
+                ps.setLong(1, stripeCount);
+                ps.setInt(2, COPY_ATTEMPTS);
+                ps.setString(3, jobId);
+                ps.setArray(4, c.createArrayOf("text", nodes));
+                ps.setArray(5, c.createArrayOf("integer", stripes));
+                try (ResultSet rs = ps.executeQuery()) {
+                  rs.next();
+                  return rs.getInt(1);
+                }
+              }
+            });
     if (released > 0) {
-      log.info("job {}: released {} objects, {} copy tasks for {} followers", jobId, released,
-          (long) released * nodes.length, nodes.length);
+      log.info(
+          "job {}: released {} objects, {} copy tasks for {} followers",
+          jobId,
+          released,
+          (long) released * nodes.length,
+          nodes.length);
     }
   }
 
-  private static void enqueueOne(DSLContext tx, String jobId, String nodeId, TaskType type, TaskPayload payload, int attempts) {
-    int n = tx.insertInto(TASKS)
-        .set(TASKS.JOB_ID, jobId)
-        .set(TASKS.NODE_ID, nodeId)
-        .set(TASKS.TASK_TYPE, type.name())
-        .set(TASKS.PAYLOAD, JSONB.valueOf(Json.write(payload)))
-        .set(TASKS.BYTES_TOTAL, payload.totalBytes())
-        .set(TASKS.MAX_ATTEMPTS, attempts)
-        .onConflictDoNothing()
-        .execute();
+  private static void enqueueOne(
+      DSLContext tx,
+      String jobId,
+      String nodeId,
+      TaskType type,
+      TaskPayload payload,
+      int attempts) {
+    int n =
+        tx.insertInto(TASKS)
+            .set(TASKS.JOB_ID, jobId)
+            .set(TASKS.NODE_ID, nodeId)
+            .set(TASKS.TASK_TYPE, type.name())
+            .set(TASKS.PAYLOAD, JSONB.valueOf(Json.write(payload)))
+            .set(TASKS.BYTES_TOTAL, payload.totalBytes())
+            .set(TASKS.MAX_ATTEMPTS, attempts)
+            .onConflictDoNothing()
+            .execute();
     if (n > 0) {
       log.info("job {}: enqueued {} for {}", jobId, type, nodeId);
     }
   }
 
   private static void cancelPending(DSLContext tx, String jobId, String nodeId) {
-    var q = tx.update(TASKS)
-        .set(TASKS.STATE, "canceled")
-        .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
-        .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-        .where(TASKS.JOB_ID.eq(jobId))
-        .and(TASKS.STATE.eq("pending"));
+    var q =
+        tx.update(TASKS)
+            .set(TASKS.STATE, "canceled")
+            .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
+            .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
+            .where(TASKS.JOB_ID.eq(jobId))
+            .and(TASKS.STATE.eq("pending"));
     (nodeId == null ? q : q.and(TASKS.NODE_ID.eq(nodeId))).execute();
   }
 
-  private static void persist(DSLContext tx, JobsRecord job, List<PlacementsRecord> placements, Evaluation e) {
+  private static void persist(
+      DSLContext tx, JobsRecord job, List<PlacementsRecord> placements, Evaluation e) {
     ModelRef model = JobStore.modelRef(job);
     for (int i = 0; i < placements.size(); i++) {
       PlacementsRecord p = placements.get(i);
       PlacementView v = e.placements().get(i);
       boolean staged = v.state() == PlacementState.STAGED;
-      if (!v.state().wire().equals(p.getState()) || !java.util.Objects.equals(v.lastError(), p.getLastError())) {
+      if (!v.state().wire().equals(p.getState())
+          || !java.util.Objects.equals(v.lastError(), p.getLastError())) {
         tx.update(PLACEMENTS)
             .set(PLACEMENTS.STATE, v.state().wire())
             .set(PLACEMENTS.LAST_ERROR, v.lastError())
@@ -296,7 +353,8 @@ public final class ScheduleJob {
             .execute();
       }
     }
-    if (!e.status().wire().equals(job.getStatus()) || !java.util.Objects.equals(e.lastError(), job.getLastError())) {
+    if (!e.status().wire().equals(job.getStatus())
+        || !java.util.Objects.equals(e.lastError(), job.getLastError())) {
       tx.update(JOBS)
           .set(JOBS.STATUS, e.status().wire())
           .set(JOBS.LAST_ERROR, e.lastError())
@@ -304,7 +362,11 @@ public final class ScheduleJob {
           .set(JOBS.FINISHED_AT, e.status().terminal() ? DSL.currentOffsetDateTime() : null)
           .where(JOBS.JOB_ID.eq(job.getJobId()))
           .execute();
-      log.info("job {}: {} -> {}{}", job.getJobId(), job.getStatus(), e.status().wire(),
+      log.info(
+          "job {}: {} -> {}{}",
+          job.getJobId(),
+          job.getStatus(),
+          e.status().wire(),
           e.lastError() == null ? "" : " (" + e.lastError() + ")");
       if (e.status().terminal()) {
         cancelPending(tx, job.getJobId(), null);
@@ -314,7 +376,11 @@ public final class ScheduleJob {
 
   /** The placement's model directory on that node, from the data directory it registered. */
   private static String localPath(DSLContext tx, String nodeId, ModelRef model) {
-    String dataDir = tx.select(NODES.DATA_DIR).from(NODES).where(NODES.NODE_ID.eq(nodeId)).fetchOne(NODES.DATA_DIR);
+    String dataDir =
+        tx.select(NODES.DATA_DIR)
+            .from(NODES)
+            .where(NODES.NODE_ID.eq(nodeId))
+            .fetchOne(NODES.DATA_DIR);
     return dataDir == null ? null : ModelPaths.modelDir(Path.of(dataDir), model).toString();
   }
 }

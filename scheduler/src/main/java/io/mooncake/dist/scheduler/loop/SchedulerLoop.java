@@ -22,22 +22,25 @@ import org.slf4j.LoggerFactory;
  * between, a task of job X finishing (NOTIFY {@code mooncake_job, 'X'}) evaluates job X at once,
  * first and alone, without walking every other active job; a notification without a job (a
  * published replica, which may unblock pipelined copies of any job, or a listener reconnect)
- * evaluates every active job.
- * Polling covers lost notifications. Every master runs one: per-job row locks, not a leader,
- * decide who drives a job, so a dead master stalls nothing. A second thread prunes the tasks of
- * jobs finished longer than the retention ago ({@link PruneFinishedTasks}).
+ * evaluates every active job. Polling covers lost notifications. Every master runs one: per-job row
+ * locks, not a leader, decide who drives a job, so a dead master stalls nothing. A second thread
+ * prunes the tasks of jobs finished longer than the retention ago ({@link PruneFinishedTasks}).
  */
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
   private static final int JOBS_PER_PASS = 1_000;
-  /** Polling one job takes at most 1 / POLL_COST_FACTOR of the loop's time (see evaluateActiveJobs). */
+
+  /**
+   * Polling one job takes at most 1 / POLL_COST_FACTOR of the loop's time (see evaluateActiveJobs).
+   */
   private static final long POLL_COST_FACTOR = 10;
 
   /**
    * How the loop runs: full-pass interval, how long a node may miss heartbeats before its open
    * tasks fail, how long finished jobs keep their task rows, and how often the pruner looks.
    */
-  public record Settings(Duration tick, Duration nodeGrace, Duration retention, Duration pruneEvery) {
+  public record Settings(
+      Duration tick, Duration nodeGrace, Duration retention, Duration pruneEvery) {
     public static final Duration DEFAULT_NODE_GRACE = Duration.ofSeconds(300);
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(168);
     public static final Duration DEFAULT_PRUNE_EVERY = Duration.ofMinutes(5);
@@ -55,8 +58,10 @@ public final class SchedulerLoop implements AutoCloseable {
   private final PruneFinishedTasks pruner;
   private final Semaphore wake = new Semaphore(0);
   private final Set<String> dirtyJobs = ConcurrentHashMap.newKeySet();
+
   /** When each active job is next due for a polling evaluation (System.nanoTime()). */
   private final Map<String, Long> nextPoll = new ConcurrentHashMap<>();
+
   private final AtomicBoolean fullPassWanted = new AtomicBoolean(true);
   private final Thread thread;
   private final Thread pruneThread;
@@ -75,13 +80,17 @@ public final class SchedulerLoop implements AutoCloseable {
     this.pruner = new PruneFinishedTasks(database.dsl(), settings.retention());
     this.thread = Thread.ofPlatform().name("scheduler").unstarted(this::run);
     this.pruneThread = Thread.ofPlatform().daemon().name("task-pruner").unstarted(this::pruneLoop);
-    this.listener = new PgListener(database, List.of("mooncake_job"), (ch, jobId) -> {
-      if (jobId == null || jobId.isEmpty()) {
-        wake();
-      } else {
-        wake(jobId);
-      }
-    });
+    this.listener =
+        new PgListener(
+            database,
+            List.of("mooncake_job"),
+            (ch, jobId) -> {
+              if (jobId == null || jobId.isEmpty()) {
+                wake();
+              } else {
+                wake(jobId);
+              }
+            });
   }
 
   public SchedulerLoop start() {
@@ -126,7 +135,9 @@ public final class SchedulerLoop implements AutoCloseable {
       }
       long untilTick = settings.tick().toNanos() - (System.nanoTime() - lastTick);
       try {
-        if (dirtyJobs.isEmpty() && !fullPassWanted.get() && untilTick > 0
+        if (dirtyJobs.isEmpty()
+            && !fullPassWanted.get()
+            && untilTick > 0
             && wake.tryAcquire(untilTick, TimeUnit.NANOSECONDS)) {
           wake.drainPermits();
         }
@@ -150,16 +161,19 @@ public final class SchedulerLoop implements AutoCloseable {
     }
     int gone = queue.failTasksOfGoneNodes(settings.nodeGrace());
     if (gone > 0) {
-      log.warn("failed {} open tasks of nodes gone for more than {} s", gone, settings.nodeGrace().toSeconds());
+      log.warn(
+          "failed {} open tasks of nodes gone for more than {} s",
+          gone,
+          settings.nodeGrace().toSeconds());
     }
   }
 
   /**
-   * Evaluates the active jobs. When only polling (the tick, no notification asked for it), a job
-   * is polled again no sooner than {@code POLL_COST_FACTOR - 1} durations of its last evaluation
-   * after that evaluation ended, so polling it takes at most a tenth of the loop's time: a job
-   * whose evaluation aggregates a million task rows is polled every few seconds, small jobs still
-   * every tick. Notified jobs are always evaluated at once.
+   * Evaluates the active jobs. When only polling (the tick, no notification asked for it), a job is
+   * polled again no sooner than {@code POLL_COST_FACTOR - 1} durations of its last evaluation after
+   * that evaluation ended, so polling it takes at most a tenth of the loop's time: a job whose
+   * evaluation aggregates a million task rows is polled every few seconds, small jobs still every
+   * tick. Notified jobs are always evaluated at once.
    */
   private void evaluateActiveJobs(Set<String> justEvaluated, boolean polling) {
     List<String> active = jobs.activeJobIds(JOBS_PER_PASS);
@@ -187,7 +201,10 @@ public final class SchedulerLoop implements AutoCloseable {
   public long prune() {
     long deleted = pruner.run();
     if (deleted > 0) {
-      log.info("pruned {} task rows of jobs finished more than {} h ago", deleted, settings.retention().toHours());
+      log.info(
+          "pruned {} task rows of jobs finished more than {} h ago",
+          deleted,
+          settings.retention().toHours());
     }
     return deleted;
   }

@@ -49,7 +49,10 @@ public final class PrometheusText {
     return help.replace("\\", "\\\\").replace("\n", "\\n");
   }
 
-  /** Integral values without a fraction (counts read better); others as Go's ParseFloat accepts them. */
+  /**
+   * Integral values without a fraction (counts read better); others as Go's ParseFloat accepts
+   * them.
+   */
   static String number(double value) {
     if (value == Math.rint(value) && Math.abs(value) < 1e15) {
       return Long.toString((long) value);

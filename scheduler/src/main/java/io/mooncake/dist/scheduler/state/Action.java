@@ -11,12 +11,12 @@ public sealed interface Action {
   record EnqueueVerify(String nodeId) implements Action {}
 
   /**
-   * Release to the followers every object the seed has published since its current download
-   * attempt started (with seed reuse, every object it lists) and whose copies do not exist yet:
-   * one {@code REPLICA_COPY} per (object, follower), claimable at once. Follower {@code stripe}
-   * of {@code stripes} takes its stripe first: objects {@code stripe, stripe + stripes, ...},
-   * then the next stripe, and so on, so followers pull different objects from the seed while it
-   * still publishes, and the rest from one another.
+   * Release to the followers every object the seed has published since its current download attempt
+   * started (with seed reuse, every object it lists) and whose copies do not exist yet: one {@code
+   * REPLICA_COPY} per (object, follower), claimable at once. Follower {@code stripe} of {@code
+   * stripes} takes its stripe first: objects {@code stripe, stripe + stripes, ...}, then the next
+   * stripe, and so on, so followers pull different objects from the seed while it still publishes,
+   * and the rest from one another.
    *
    * @param followers the followers still acquiring, each with its stripe
    * @param stripes how many followers the job has (its stripe count)

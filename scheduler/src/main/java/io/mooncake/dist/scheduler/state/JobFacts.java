@@ -13,14 +13,24 @@ import java.util.List;
  * @param nodes one entry per target node, the seed among them
  * @param releasedObjects objects whose copies exist already (released to the followers)
  */
-public record JobFacts(JobStatus status, String seedNodeId, int objectCount, boolean seedHoldsAllObjects, List<NodeFacts> nodes,
+public record JobFacts(
+    JobStatus status,
+    String seedNodeId,
+    int objectCount,
+    boolean seedHoldsAllObjects,
+    List<NodeFacts> nodes,
     int releasedObjects) {
   public JobFacts {
     nodes = List.copyOf(nodes);
   }
 
   /** Facts of a job none of whose objects has been released yet. */
-  public JobFacts(JobStatus status, String seedNodeId, int objectCount, boolean seedHoldsAllObjects, List<NodeFacts> nodes) {
+  public JobFacts(
+      JobStatus status,
+      String seedNodeId,
+      int objectCount,
+      boolean seedHoldsAllObjects,
+      List<NodeFacts> nodes) {
     this(status, seedNodeId, objectCount, seedHoldsAllObjects, nodes, 0);
   }
 }

@@ -17,11 +17,19 @@ public final class JobTransitions {
       return true;
     }
     return switch (from) {
-      case PLANNED -> to == JobStatus.SEEDING || to == JobStatus.REPLICATING || to == JobStatus.CANCELED
-          || to == JobStatus.FAILED || to == JobStatus.COMPLETED;
-      case SEEDING -> to == JobStatus.REPLICATING || to == JobStatus.FAILED || to == JobStatus.CANCELED
-          || to == JobStatus.COMPLETED;
-      case REPLICATING -> to == JobStatus.COMPLETED || to == JobStatus.FAILED || to == JobStatus.CANCELED;
+      case PLANNED ->
+          to == JobStatus.SEEDING
+              || to == JobStatus.REPLICATING
+              || to == JobStatus.CANCELED
+              || to == JobStatus.FAILED
+              || to == JobStatus.COMPLETED;
+      case SEEDING ->
+          to == JobStatus.REPLICATING
+              || to == JobStatus.FAILED
+              || to == JobStatus.CANCELED
+              || to == JobStatus.COMPLETED;
+      case REPLICATING ->
+          to == JobStatus.COMPLETED || to == JobStatus.FAILED || to == JobStatus.CANCELED;
       case COMPLETED, FAILED, CANCELED -> false;
     };
   }
@@ -31,7 +39,10 @@ public final class JobTransitions {
       return true;
     }
     return switch (from) {
-      case PLANNED -> to == PlacementState.ACQUIRING || to == PlacementState.FAILED || to == PlacementState.STAGED;
+      case PLANNED ->
+          to == PlacementState.ACQUIRING
+              || to == PlacementState.FAILED
+              || to == PlacementState.STAGED;
       case ACQUIRING -> to == PlacementState.STAGED || to == PlacementState.FAILED;
       case STAGED, FAILED -> false;
     };

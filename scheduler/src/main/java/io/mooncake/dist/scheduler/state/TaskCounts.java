@@ -1,10 +1,11 @@
 package io.mooncake.dist.scheduler.state;
 
 /**
- * How many tasks of one type one node has in each state, and the error of a failed one.
- * A retried task is back in {@code pending}, so {@code failed} counts only final failures.
+ * How many tasks of one type one node has in each state, and the error of a failed one. A retried
+ * task is back in {@code pending}, so {@code failed} counts only final failures.
  */
-public record TaskCounts(int pending, int processing, int succeeded, int failed, int canceled, String lastError) {
+public record TaskCounts(
+    int pending, int processing, int succeeded, int failed, int canceled, String lastError) {
   public static final TaskCounts NONE = new TaskCounts(0, 0, 0, 0, 0, null);
 
   public int total() {
@@ -20,7 +21,12 @@ public record TaskCounts(int pending, int processing, int succeeded, int failed,
   }
 
   public TaskCounts plus(TaskCounts o) {
-    return new TaskCounts(pending + o.pending, processing + o.processing, succeeded + o.succeeded,
-        failed + o.failed, canceled + o.canceled, lastError != null ? lastError : o.lastError);
+    return new TaskCounts(
+        pending + o.pending,
+        processing + o.processing,
+        succeeded + o.succeeded,
+        failed + o.failed,
+        canceled + o.canceled,
+        lastError != null ? lastError : o.lastError);
   }
 }

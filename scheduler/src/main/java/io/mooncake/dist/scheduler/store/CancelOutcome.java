@@ -14,5 +14,6 @@ public sealed interface CancelOutcome {
    * The job was in {@code previous} and is now canceled; {@code tasksCanceled} pending tasks were
    * canceled and {@code placementsFailed} unstaged placements failed.
    */
-  record Canceled(JobStatus previous, int tasksCanceled, int placementsFailed) implements CancelOutcome {}
+  record Canceled(JobStatus previous, int tasksCanceled, int placementsFailed)
+      implements CancelOutcome {}
 }

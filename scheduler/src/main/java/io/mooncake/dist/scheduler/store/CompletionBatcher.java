@@ -10,9 +10,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Group commit for task successes. A worker thread that finishes a task hands its completion in
- * and waits; whichever thread holds the flush lock records every completion queued so far with
- * one {@link TaskQueue#succeedAll} (one transaction), so tasks finishing together cost one commit,
+ * Group commit for task successes. A worker thread that finishes a task hands its completion in and
+ * waits; whichever thread holds the flush lock records every completion queued so far with one
+ * {@link TaskQueue#succeedAll} (one transaction), so tasks finishing together cost one commit,
  * while a task finishing alone is recorded at once (no timer, no added latency).
  */
 public final class CompletionBatcher {

@@ -15,7 +15,9 @@ public record JobCursor(Instant createdAt, String jobId) {
 
   public String encode() {
     String plain = VERSION + "|" + createdAt + "|" + jobId;
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(plain.getBytes(StandardCharsets.UTF_8));
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString(plain.getBytes(StandardCharsets.UTF_8));
   }
 
   /**

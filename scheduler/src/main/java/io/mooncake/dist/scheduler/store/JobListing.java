@@ -19,10 +19,10 @@ import org.jooq.Record4;
 import org.jooq.impl.DSL;
 
 /**
- * The operators' job list: newest first, optionally one state, paged by keyset on
- * {@code (created_at, job_id)} so a page costs the same however deep it is and jobs created
- * while a caller pages never shift what it sees. {@code job_id} breaks ties between jobs created
- * in the same microsecond.
+ * The operators' job list: newest first, optionally one state, paged by keyset on {@code
+ * (created_at, job_id)} so a page costs the same however deep it is and jobs created while a caller
+ * pages never shift what it sees. {@code job_id} breaks ties between jobs created in the same
+ * microsecond.
  */
 public final class JobListing {
   private final DSLContext dsl;
@@ -42,23 +42,39 @@ public final class JobListing {
       where = where.and(JOBS.STATUS.eq(state.wire()));
     }
     if (after != null) {
-      where = where.and(DSL.row(JOBS.CREATED_AT, JOBS.JOB_ID)
-          .lt(OffsetDateTime.ofInstant(after.createdAt(), ZoneOffset.UTC), after.jobId()));
+      where =
+          where.and(
+              DSL.row(JOBS.CREATED_AT, JOBS.JOB_ID)
+                  .lt(OffsetDateTime.ofInstant(after.createdAt(), ZoneOffset.UTC), after.jobId()));
     }
     // One row more than asked tells whether another page exists without a count query.
-    List<Record> rows = new ArrayList<>(dsl.select(JOBS.JOB_ID, JOBS.STATUS, JOBS.MODEL_ID, JOBS.REVISION, JOBS.FORMAT,
-            JOBS.PROVIDER, JOBS.SEED_NODE_ID, JOBS.TOTAL_SIZE_BYTES, JOBS.CREATED_AT, JOBS.UPDATED_AT,
-            JOBS.LAST_ERROR)
-        .from(JOBS)
-        .where(where)
-        .orderBy(JOBS.CREATED_AT.desc(), JOBS.JOB_ID.desc())
-        .limit(limit + 1)
-        .fetch());
+    List<Record> rows =
+        new ArrayList<>(
+            dsl.select(
+                    JOBS.JOB_ID,
+                    JOBS.STATUS,
+                    JOBS.MODEL_ID,
+                    JOBS.REVISION,
+                    JOBS.FORMAT,
+                    JOBS.PROVIDER,
+                    JOBS.SEED_NODE_ID,
+                    JOBS.TOTAL_SIZE_BYTES,
+                    JOBS.CREATED_AT,
+                    JOBS.UPDATED_AT,
+                    JOBS.LAST_ERROR)
+                .from(JOBS)
+                .where(where)
+                .orderBy(JOBS.CREATED_AT.desc(), JOBS.JOB_ID.desc())
+                .limit(limit + 1)
+                .fetch());
     boolean more = rows.size() > limit;
     List<Record> page = more ? rows.subList(0, limit) : rows;
-    Map<String, int[]> counts = placementCounts(page.stream().map(r -> r.get(JOBS.JOB_ID)).toList());
-    List<JobSummary> jobs = page.stream().map(r -> summary(r, counts.getOrDefault(r.get(JOBS.JOB_ID), new int[3])))
-        .toList();
+    Map<String, int[]> counts =
+        placementCounts(page.stream().map(r -> r.get(JOBS.JOB_ID)).toList());
+    List<JobSummary> jobs =
+        page.stream()
+            .map(r -> summary(r, counts.getOrDefault(r.get(JOBS.JOB_ID), new int[3])))
+            .toList();
     String next = null;
     if (more) {
       Record last = page.get(page.size() - 1);
@@ -73,7 +89,8 @@ public final class JobListing {
     if (jobIds.isEmpty()) {
       return out;
     }
-    dsl.select(PLACEMENTS.JOB_ID,
+    dsl.select(
+            PLACEMENTS.JOB_ID,
             DSL.count(),
             DSL.count().filterWhere(PLACEMENTS.STATE.eq(PlacementState.STAGED.wire())),
             DSL.count().filterWhere(PLACEMENTS.STATE.eq(PlacementState.FAILED.wire())))
@@ -81,15 +98,25 @@ public final class JobListing {
         .where(PLACEMENTS.JOB_ID.in(jobIds))
         .groupBy(PLACEMENTS.JOB_ID)
         .fetch()
-        .forEach((Record4<String, Integer, Integer, Integer> r) ->
-            out.put(r.value1(), new int[] {r.value2(), r.value3(), r.value4()}));
+        .forEach(
+            (Record4<String, Integer, Integer, Integer> r) ->
+                out.put(r.value1(), new int[] {r.value2(), r.value3(), r.value4()}));
     return out;
   }
 
   private static JobSummary summary(Record r, int[] counts) {
-    return new JobSummary(r.get(JOBS.JOB_ID), r.get(JOBS.STATUS),
-        new ModelRef(r.get(JOBS.MODEL_ID), r.get(JOBS.REVISION), r.get(JOBS.FORMAT), r.get(JOBS.PROVIDER)),
-        r.get(JOBS.SEED_NODE_ID), r.get(JOBS.TOTAL_SIZE_BYTES), counts[0], counts[1], counts[2],
-        r.get(JOBS.CREATED_AT).toString(), r.get(JOBS.UPDATED_AT).toString(), r.get(JOBS.LAST_ERROR));
+    return new JobSummary(
+        r.get(JOBS.JOB_ID),
+        r.get(JOBS.STATUS),
+        new ModelRef(
+            r.get(JOBS.MODEL_ID), r.get(JOBS.REVISION), r.get(JOBS.FORMAT), r.get(JOBS.PROVIDER)),
+        r.get(JOBS.SEED_NODE_ID),
+        r.get(JOBS.TOTAL_SIZE_BYTES),
+        counts[0],
+        counts[1],
+        counts[2],
+        r.get(JOBS.CREATED_AT).toString(),
+        r.get(JOBS.UPDATED_AT).toString(),
+        r.get(JOBS.LAST_ERROR));
   }
 }

@@ -5,8 +5,8 @@ import static io.mooncake.dist.db.jooq.Tables.JOB_FILES;
 import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
 import static io.mooncake.dist.db.jooq.Tables.PLACEMENTS;
 import static io.mooncake.dist.db.jooq.Tables.PLACEMENT_BYTES;
-import static io.mooncake.dist.db.jooq.Tables.TASKS;
 
+import io.mooncake.dist.db.jooq.tables.records.JobObjectsRecord;
 import io.mooncake.dist.db.jooq.tables.records.JobsRecord;
 import io.mooncake.dist.scheduler.domain.ChunkLayout;
 import io.mooncake.dist.scheduler.domain.JobRequest;
@@ -18,7 +18,6 @@ import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.ObjectSlice;
 import io.mooncake.dist.scheduler.domain.PlacementSnapshot;
 import io.mooncake.dist.scheduler.domain.PlacementState;
-import io.mooncake.dist.scheduler.domain.TaskType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,11 +26,10 @@ import java.util.Optional;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep6;
 import org.jooq.JSONB;
-import org.jooq.Record2;
-import org.jooq.impl.DSL;
-import io.mooncake.dist.db.jooq.tables.records.JobObjectsRecord;
 
-/** Jobs: creation (idempotent per {@code job_id}), their manifest, and the snapshot callers poll. */
+/**
+ * Jobs: creation (idempotent per {@code job_id}), their manifest, and the snapshot callers poll.
+ */
 public final class JobStore {
   static final List<String> ACTIVE = List.of("planned", "seeding", "replicating");
   private static final int OBJECT_BATCH = 2_000;
@@ -48,68 +46,81 @@ public final class JobStore {
    * digest it is a {@link CreateResult#CONFLICT}, and nothing is written.
    */
   public CreateResult create(JobRequest request, String requestSha256, String requestJson) {
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      Manifest manifest = request.manifest();
-      ModelRef model = request.model();
-      int inserted = tx.insertInto(JOBS)
-          .set(JOBS.JOB_ID, request.jobId())
-          .set(JOBS.REQUEST_SHA256, requestSha256)
-          .set(JOBS.REQUEST, JSONB.valueOf(requestJson))
-          .set(JOBS.MODEL_ID, model.modelId())
-          .set(JOBS.REVISION, model.revision())
-          .set(JOBS.FORMAT, model.format())
-          .set(JOBS.PROVIDER, model.provider())
-          .set(JOBS.SEED_NODE_ID, request.seedNodeId())
-          .set(JOBS.TOTAL_SIZE_BYTES, manifest.totalSizeBytes())
-          .set(JOBS.INTEGRITY, request.integrity().wire())
-          .onConflictDoNothing()
-          .execute();
-      if (inserted == 0) {
-        String existing = tx.select(JOBS.REQUEST_SHA256)
-            .from(JOBS)
-            .where(JOBS.JOB_ID.eq(request.jobId()))
-            .fetchOne(JOBS.REQUEST_SHA256);
-        return requestSha256.equals(existing) ? CreateResult.ALREADY_EXISTS : CreateResult.CONFLICT;
-      }
-      for (int i = 0; i < manifest.files().size(); i++) {
-        ManifestFile f = manifest.files().get(i);
-        tx.insertInto(JOB_FILES)
-            .set(JOB_FILES.JOB_ID, request.jobId())
-            .set(JOB_FILES.FILE_INDEX, i)
-            .set(JOB_FILES.PATH, f.path())
-            .set(JOB_FILES.SIZE_BYTES, f.sizeBytes())
-            .set(JOB_FILES.CHECKSUM, f.checksum())
-            .set(JOB_FILES.SHA256, f.sha256OrNull())
-            .set(JOB_FILES.DOWNLOAD_URL, f.downloadUrl())
-            .set(JOB_FILES.ARTIFACT_KEY, f.artifactKey())
-            .set(JOB_FILES.CHUNK_SIZE_BYTES, f.chunkLayout().chunkSizeBytes())
-            .set(JOB_FILES.CHUNK_COUNT, f.chunkLayout().chunkCount())
-            .set(JOB_FILES.OBJECT_PREFIX, f.chunkLayout().objectPrefix())
-            .execute();
-      }
-      insertObjects(tx, request.jobId(), manifest.slices());
-      for (int i = 0; i < request.targetNodes().size(); i++) {
-        String node = request.targetNodes().get(i);
-        tx.insertInto(PLACEMENTS)
-            .set(PLACEMENTS.JOB_ID, request.jobId())
-            .set(PLACEMENTS.NODE_ID, node)
-            .set(PLACEMENTS.ORDINAL, i)
-            .set(PLACEMENTS.IS_SEED, node.equals(request.seedNodeId()))
-            .execute();
-      }
-      return CreateResult.CREATED;
-    });
+    return dsl.transactionResult(
+        cfg -> {
+          DSLContext tx = cfg.dsl();
+          Manifest manifest = request.manifest();
+          ModelRef model = request.model();
+          int inserted =
+              tx.insertInto(JOBS)
+                  .set(JOBS.JOB_ID, request.jobId())
+                  .set(JOBS.REQUEST_SHA256, requestSha256)
+                  .set(JOBS.REQUEST, JSONB.valueOf(requestJson))
+                  .set(JOBS.MODEL_ID, model.modelId())
+                  .set(JOBS.REVISION, model.revision())
+                  .set(JOBS.FORMAT, model.format())
+                  .set(JOBS.PROVIDER, model.provider())
+                  .set(JOBS.SEED_NODE_ID, request.seedNodeId())
+                  .set(JOBS.TOTAL_SIZE_BYTES, manifest.totalSizeBytes())
+                  .set(JOBS.INTEGRITY, request.integrity().wire())
+                  .onConflictDoNothing()
+                  .execute();
+          if (inserted == 0) {
+            String existing =
+                tx.select(JOBS.REQUEST_SHA256)
+                    .from(JOBS)
+                    .where(JOBS.JOB_ID.eq(request.jobId()))
+                    .fetchOne(JOBS.REQUEST_SHA256);
+            return requestSha256.equals(existing)
+                ? CreateResult.ALREADY_EXISTS
+                : CreateResult.CONFLICT;
+          }
+          for (int i = 0; i < manifest.files().size(); i++) {
+            ManifestFile f = manifest.files().get(i);
+            tx.insertInto(JOB_FILES)
+                .set(JOB_FILES.JOB_ID, request.jobId())
+                .set(JOB_FILES.FILE_INDEX, i)
+                .set(JOB_FILES.PATH, f.path())
+                .set(JOB_FILES.SIZE_BYTES, f.sizeBytes())
+                .set(JOB_FILES.CHECKSUM, f.checksum())
+                .set(JOB_FILES.SHA256, f.sha256OrNull())
+                .set(JOB_FILES.DOWNLOAD_URL, f.downloadUrl())
+                .set(JOB_FILES.ARTIFACT_KEY, f.artifactKey())
+                .set(JOB_FILES.CHUNK_SIZE_BYTES, f.chunkLayout().chunkSizeBytes())
+                .set(JOB_FILES.CHUNK_COUNT, f.chunkLayout().chunkCount())
+                .set(JOB_FILES.OBJECT_PREFIX, f.chunkLayout().objectPrefix())
+                .execute();
+          }
+          insertObjects(tx, request.jobId(), manifest.slices());
+          for (int i = 0; i < request.targetNodes().size(); i++) {
+            String node = request.targetNodes().get(i);
+            tx.insertInto(PLACEMENTS)
+                .set(PLACEMENTS.JOB_ID, request.jobId())
+                .set(PLACEMENTS.NODE_ID, node)
+                .set(PLACEMENTS.ORDINAL, i)
+                .set(PLACEMENTS.IS_SEED, node.equals(request.seedNodeId()))
+                .execute();
+          }
+          return CreateResult.CREATED;
+        });
   }
 
   /** Multi-row inserts in batches: one round trip per batch, never one per object. */
   private static void insertObjects(DSLContext tx, String jobId, List<ObjectSlice> slices) {
     for (int from = 0; from < slices.size(); from += OBJECT_BATCH) {
-      InsertValuesStep6<JobObjectsRecord, String, String, Integer, Integer, Long, Long> insert = tx.insertInto(JOB_OBJECTS,
-          JOB_OBJECTS.JOB_ID, JOB_OBJECTS.OBJECT_ID, JOB_OBJECTS.FILE_INDEX, JOB_OBJECTS.CHUNK_INDEX,
-          JOB_OBJECTS.OFFSET_BYTES, JOB_OBJECTS.LENGTH_BYTES);
+      InsertValuesStep6<JobObjectsRecord, String, String, Integer, Integer, Long, Long> insert =
+          tx.insertInto(
+              JOB_OBJECTS,
+              JOB_OBJECTS.JOB_ID,
+              JOB_OBJECTS.OBJECT_ID,
+              JOB_OBJECTS.FILE_INDEX,
+              JOB_OBJECTS.CHUNK_INDEX,
+              JOB_OBJECTS.OFFSET_BYTES,
+              JOB_OBJECTS.LENGTH_BYTES);
       for (ObjectSlice s : slices.subList(from, Math.min(slices.size(), from + OBJECT_BATCH))) {
-        insert = insert.values(jobId, s.objectId(), s.fileIndex(), s.chunkIndex(), s.offset(), s.length());
+        insert =
+            insert.values(
+                jobId, s.objectId(), s.fileIndex(), s.chunkIndex(), s.offset(), s.length());
       }
       insert.execute();
     }
@@ -123,13 +134,23 @@ public final class JobStore {
         .where(JOB_OBJECTS.JOB_ID.eq(job.getJobId()))
         .orderBy(JOB_OBJECTS.FILE_INDEX, JOB_OBJECTS.CHUNK_INDEX)
         .fetch()
-        .forEach(r -> objectIds.computeIfAbsent(r.value1(), k -> new ArrayList<>()).add(r.value2()));
-    List<ManifestFile> files = dsl.selectFrom(JOB_FILES)
-        .where(JOB_FILES.JOB_ID.eq(job.getJobId()))
-        .orderBy(JOB_FILES.FILE_INDEX)
-        .fetch(f -> new ManifestFile(f.getPath(), f.getSizeBytes(), f.getChecksum(), f.getDownloadUrl(),
-            f.getArtifactKey(), objectIds.getOrDefault(f.getFileIndex(), List.of()),
-            new ChunkLayout(f.getChunkSizeBytes(), f.getChunkCount(), f.getObjectPrefix())));
+        .forEach(
+            r -> objectIds.computeIfAbsent(r.value1(), k -> new ArrayList<>()).add(r.value2()));
+    List<ManifestFile> files =
+        dsl.selectFrom(JOB_FILES)
+            .where(JOB_FILES.JOB_ID.eq(job.getJobId()))
+            .orderBy(JOB_FILES.FILE_INDEX)
+            .fetch(
+                f ->
+                    new ManifestFile(
+                        f.getPath(),
+                        f.getSizeBytes(),
+                        f.getChecksum(),
+                        f.getDownloadUrl(),
+                        f.getArtifactKey(),
+                        objectIds.getOrDefault(f.getFileIndex(), List.of()),
+                        new ChunkLayout(
+                            f.getChunkSizeBytes(), f.getChunkCount(), f.getObjectPrefix())));
     return new Manifest(modelRef(job), job.getTotalSizeBytes(), "v1", files);
   }
 
@@ -150,9 +171,9 @@ public final class JobStore {
   /**
    * The snapshot: the job row, its placements as the scheduler last wrote them, and staged bytes
    * per node from {@code placement_bytes}, which triggers keep equal to the sum over the job's
-   * MODEL_DOWNLOAD and REPLICA_COPY rows (succeeded at {@code bytes_total}, others at
-   * {@code bytes_done}). Three key lookups, however many tasks the job has, and still right after
-   * the finished job's tasks were pruned.
+   * MODEL_DOWNLOAD and REPLICA_COPY rows (succeeded at {@code bytes_total}, others at {@code
+   * bytes_done}). Three key lookups, however many tasks the job has, and still right after the
+   * finished job's tasks were pruned.
    */
   public Optional<JobSnapshot> snapshot(String jobId) {
     JobsRecord job = dsl.selectFrom(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOne();
@@ -166,21 +187,45 @@ public final class JobStore {
         .fetch()
         .forEach(r -> bytes.put(r.value1(), r.value2()));
     long total = job.getTotalSizeBytes();
-    List<PlacementSnapshot> placements = dsl.selectFrom(PLACEMENTS)
-        .where(PLACEMENTS.JOB_ID.eq(jobId))
-        .orderBy(PLACEMENTS.ORDINAL)
-        .fetch(p -> {
-          boolean staged = PlacementState.STAGED.wire().equals(p.getState());
-          long staged_bytes = staged ? total : Math.min(total, bytes.getOrDefault(p.getNodeId(), 0L));
-          return new PlacementSnapshot(p.getNodeId(), p.getState(), staged ? p.getLocalPath() : null, staged_bytes,
-              p.getChecksumVerified(), p.getLastError(), p.getIsSeed() ? "seed" : "follower", total);
-        });
-    return Optional.of(new JobSnapshot(job.getJobId(), job.getStatus(), placements, job.getLastError(), modelRef(job),
-        job.getSeedNodeId(), total, job.getIntegrity(), job.getCreatedAt().toString(), job.getUpdatedAt().toString()));
+    List<PlacementSnapshot> placements =
+        dsl.selectFrom(PLACEMENTS)
+            .where(PLACEMENTS.JOB_ID.eq(jobId))
+            .orderBy(PLACEMENTS.ORDINAL)
+            .fetch(
+                p -> {
+                  boolean staged = PlacementState.STAGED.wire().equals(p.getState());
+                  long staged_bytes =
+                      staged ? total : Math.min(total, bytes.getOrDefault(p.getNodeId(), 0L));
+                  return new PlacementSnapshot(
+                      p.getNodeId(),
+                      p.getState(),
+                      staged ? p.getLocalPath() : null,
+                      staged_bytes,
+                      p.getChecksumVerified(),
+                      p.getLastError(),
+                      p.getIsSeed() ? "seed" : "follower",
+                      total);
+                });
+    return Optional.of(
+        new JobSnapshot(
+            job.getJobId(),
+            job.getStatus(),
+            placements,
+            job.getLastError(),
+            modelRef(job),
+            job.getSeedNodeId(),
+            total,
+            job.getIntegrity(),
+            job.getCreatedAt().toString(),
+            job.getUpdatedAt().toString()));
   }
 
   /** True when the job exists and is in one of the given states. */
   public Optional<JobStatus> status(String jobId) {
-    return dsl.select(JOBS.STATUS).from(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOptional(JOBS.STATUS).map(JobStatus::fromWire);
+    return dsl.select(JOBS.STATUS)
+        .from(JOBS)
+        .where(JOBS.JOB_ID.eq(jobId))
+        .fetchOptional(JOBS.STATUS)
+        .map(JobStatus::fromWire);
   }
 }

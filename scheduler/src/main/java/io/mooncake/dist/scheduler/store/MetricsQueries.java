@@ -18,22 +18,28 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The aggregates behind the master's {@code /metrics}, computed at scrape time: one
- * {@code GROUP BY} per metric family and no per-row work in Java. Pending-task counts walk the
- * partial claim index; the others scan their table, which is fine at a scrape every few seconds
- * for the table sizes a master keeps (finished jobs can be deleted with their rows).
+ * The aggregates behind the master's {@code /metrics}, computed at scrape time: one {@code GROUP
+ * BY} per metric family and no per-row work in Java. Pending-task counts walk the partial claim
+ * index; the others scan their table, which is fine at a scrape every few seconds for the table
+ * sizes a master keeps (finished jobs can be deleted with their rows).
  */
 public final class MetricsQueries {
   /** A count for one combination of label values, in the order the caller names the labels. */
   public record Count(List<String> labels, long value) {}
 
-  /** How many tasks of {@code taskType} succeeded and the seconds their succeeding attempts took. */
+  /**
+   * How many tasks of {@code taskType} succeeded and the seconds their succeeding attempts took.
+   */
   public record Durations(String taskType, long count, double sumSeconds) {}
 
-  private static final Field<BigDecimal> ATTEMPT_SECONDS = DSL.field("extract(epoch from {0} - {1})",
-      SQLDataType.NUMERIC, TASKS.FINISHED_AT, TASKS.STARTED_AT);
-  private static final Field<OffsetDateTime> LIVE_SINCE = DSL.field("now() - make_interval(secs => {0})",
-      SQLDataType.TIMESTAMPWITHTIMEZONE, DSL.val((double) NodeRegistry.LIVENESS.toSeconds()));
+  private static final Field<BigDecimal> ATTEMPT_SECONDS =
+      DSL.field(
+          "extract(epoch from {0} - {1})",
+          SQLDataType.NUMERIC, TASKS.FINISHED_AT, TASKS.STARTED_AT);
+  private static final Field<OffsetDateTime> LIVE_SINCE =
+      DSL.field(
+          "now() - make_interval(secs => {0})",
+          SQLDataType.TIMESTAMPWITHTIMEZONE, DSL.val((double) NodeRegistry.LIVENESS.toSeconds()));
 
   private final DSLContext dsl;
 
@@ -60,7 +66,10 @@ public final class MetricsQueries {
         .fetch(r -> new Count(List.of(r.value1(), r.value2()), r.value3()));
   }
 
-  /** Pending tasks per node: every registered node (0 when idle) and any other node with work queued. */
+  /**
+   * Pending tasks per node: every registered node (0 when idle) and any other node with work
+   * queued.
+   */
   public Map<String, Long> pendingTasksPerNode() {
     Map<String, Long> out = new TreeMap<>();
     dsl.select(NODES.NODE_ID).from(NODES).fetch(NODES.NODE_ID).forEach(n -> out.put(n, 0L));
@@ -73,17 +82,23 @@ public final class MetricsQueries {
     return out;
   }
 
-  /** Registered nodes split by liveness, judged by the database clock as {@link NodeRegistry} does. */
+  /**
+   * Registered nodes split by liveness, judged by the database clock as {@link NodeRegistry} does.
+   */
   public Map<Boolean, Long> nodesByLiveness() {
-    var r = dsl.select(
-            DSL.count().filterWhere(NODES.HEARTBEAT_AT.gt(LIVE_SINCE)),
-            DSL.count().filterWhere(NODES.HEARTBEAT_AT.le(LIVE_SINCE)))
-        .from(NODES)
-        .fetchOne();
+    var r =
+        dsl.select(
+                DSL.count().filterWhere(NODES.HEARTBEAT_AT.gt(LIVE_SINCE)),
+                DSL.count().filterWhere(NODES.HEARTBEAT_AT.le(LIVE_SINCE)))
+            .from(NODES)
+            .fetchOne();
     return Map.of(true, r.value1().longValue(), false, r.value2().longValue());
   }
 
-  /** Bytes each node acquired through succeeded downloads and copies (verification and materialize move none). */
+  /**
+   * Bytes each node acquired through succeeded downloads and copies (verification and materialize
+   * move none).
+   */
   public Map<String, Long> bytesStagedPerNode() {
     Map<String, Long> out = new TreeMap<>();
     dsl.select(TASKS.NODE_ID, DSL.sum(TASKS.BYTES_TOTAL))
@@ -103,14 +118,15 @@ public final class MetricsQueries {
   public List<Count> attemptsByTypeAndOutcome() {
     return dsl.select(TASKS.TASK_TYPE, TASK_ATTEMPT_LOG.OUTCOME, DSL.count())
         .from(TASK_ATTEMPT_LOG)
-        .join(TASKS).on(TASKS.TASK_ID.eq(TASK_ATTEMPT_LOG.TASK_ID))
+        .join(TASKS)
+        .on(TASKS.TASK_ID.eq(TASK_ATTEMPT_LOG.TASK_ID))
         .groupBy(TASKS.TASK_TYPE, TASK_ATTEMPT_LOG.OUTCOME)
         .fetch(r -> new Count(List.of(r.value1(), r.value2()), r.value3()));
   }
 
   /**
-   * Succeeded tasks per type with the summed duration of their succeeding attempt
-   * ({@code finished_at - started_at}; {@code started_at} is reset by every claim).
+   * Succeeded tasks per type with the summed duration of their succeeding attempt ({@code
+   * finished_at - started_at}; {@code started_at} is reset by every claim).
    */
   public List<Durations> succeededDurations() {
     return dsl.select(TASKS.TASK_TYPE, DSL.count(), DSL.sum(ATTEMPT_SECONDS))
@@ -119,6 +135,9 @@ public final class MetricsQueries {
         .and(TASKS.STARTED_AT.isNotNull())
         .and(TASKS.FINISHED_AT.isNotNull())
         .groupBy(TASKS.TASK_TYPE)
-        .fetch(r -> new Durations(r.value1(), r.value2(), r.value3() == null ? 0 : r.value3().doubleValue()));
+        .fetch(
+            r ->
+                new Durations(
+                    r.value1(), r.value2(), r.value3() == null ? 0 : r.value3().doubleValue()));
   }
 }

@@ -12,7 +12,9 @@ import org.jooq.impl.DSL;
 
 /** Registered nodes and their heartbeats. A node is live while its heartbeat is recent. */
 public final class NodeRegistry {
-  /** A node that missed this long of heartbeats is shown as not live and is not used as a source. */
+  /**
+   * A node that missed this long of heartbeats is shown as not live and is not used as a source.
+   */
   public static final Duration LIVENESS = Duration.ofSeconds(10);
 
   private final DSLContext dsl;
@@ -43,10 +45,11 @@ public final class NodeRegistry {
   /** Records a heartbeat; false when another instance has since registered under this node id. */
   public boolean heartbeat(String nodeId, String instanceId) {
     return dsl.update(NODES)
-        .set(NODES.HEARTBEAT_AT, DSL.currentOffsetDateTime())
-        .where(NODES.NODE_ID.eq(nodeId))
-        .and(NODES.INSTANCE_ID.eq(instanceId))
-        .execute() == 1;
+            .set(NODES.HEARTBEAT_AT, DSL.currentOffsetDateTime())
+            .where(NODES.NODE_ID.eq(nodeId))
+            .and(NODES.INSTANCE_ID.eq(instanceId))
+            .execute()
+        == 1;
   }
 
   public List<NodeInfo> list() {
@@ -54,10 +57,20 @@ public final class NodeRegistry {
     return dsl.select(NODES.asterisk(), ReplicaCatalog.AVOIDED.as("avoided"))
         .from(NODES)
         .orderBy(NODES.NODE_ID)
-        .fetch(r -> new NodeInfo(r.get(NODES.NODE_ID), r.get(NODES.HOST), r.get(NODES.PORT), r.get(NODES.DATA_DIR),
-            r.get(NODES.INSTANCE_ID), r.get(NODES.STARTED_AT).toString(), r.get(NODES.HEARTBEAT_AT).toString(),
-            r.get(NODES.HEARTBEAT_AT).isAfter(now.minus(LIVENESS)), r.get(NODES.SERVE_FAILURES),
-            r.get("avoided", Boolean.class), r.get(NODES.SERVE_LAST_ERROR)));
+        .fetch(
+            r ->
+                new NodeInfo(
+                    r.get(NODES.NODE_ID),
+                    r.get(NODES.HOST),
+                    r.get(NODES.PORT),
+                    r.get(NODES.DATA_DIR),
+                    r.get(NODES.INSTANCE_ID),
+                    r.get(NODES.STARTED_AT).toString(),
+                    r.get(NODES.HEARTBEAT_AT).toString(),
+                    r.get(NODES.HEARTBEAT_AT).isAfter(now.minus(LIVENESS)),
+                    r.get(NODES.SERVE_FAILURES),
+                    r.get("avoided", Boolean.class),
+                    r.get(NODES.SERVE_LAST_ERROR)));
   }
 
   public Optional<NodeInfo> find(String nodeId) {

@@ -1,10 +1,8 @@
 package io.mooncake.dist.scheduler.store;
 
-import static io.mooncake.dist.db.jooq.Tables.JOBS;
 import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
 import static io.mooncake.dist.db.jooq.Tables.NODES;
 import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
-import static io.mooncake.dist.db.jooq.Tables.TASKS;
 
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -27,9 +25,9 @@ public final class ReplicaCatalog {
 
   /**
    * Inserts or refreshes replicas inside the caller's transaction, all in one statement (a seed
-   * publishes every object of the model again when its download succeeds: ten thousand objects
-   * were ten thousand statements). Rows go in key order, so two publishers lock shared rows in
-   * the same order; a replica listed twice counts once, the later entry winning.
+   * publishes every object of the model again when its download succeeds: ten thousand objects were
+   * ten thousand statements). Rows go in key order, so two publishers lock shared rows in the same
+   * order; a replica listed twice counts once, the later entry winning.
    */
   static void publish(DSLContext tx, List<Replica> replicas) {
     if (replicas.isEmpty()) {
@@ -56,20 +54,22 @@ public final class ReplicaCatalog {
       paths[i] = r.filePath();
       offsets[i] = r.fileOffset();
     }
-    tx.connection(c -> {
-      try (PreparedStatement ps = c.prepareStatement(PUBLISH)) {
-        ps.setArray(1, c.createArrayOf("text", objects));
-        ps.setArray(2, c.createArrayOf("text", nodes));
-        ps.setArray(3, c.createArrayOf("bigint", sizes));
-        ps.setArray(4, c.createArrayOf("text", digests));
-        ps.setArray(5, c.createArrayOf("text", paths));
-        ps.setArray(6, c.createArrayOf("bigint", offsets));
-        ps.executeUpdate();
-      }
-    });
+    tx.connection(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(PUBLISH)) {
+            ps.setArray(1, c.createArrayOf("text", objects));
+            ps.setArray(2, c.createArrayOf("text", nodes));
+            ps.setArray(3, c.createArrayOf("bigint", sizes));
+            ps.setArray(4, c.createArrayOf("text", digests));
+            ps.setArray(5, c.createArrayOf("text", paths));
+            ps.setArray(6, c.createArrayOf("bigint", offsets));
+            ps.executeUpdate();
+          }
+        });
   }
 
-  private static final String PUBLISH = """
+  private static final String PUBLISH =
+      """
       INSERT INTO object_replicas AS o (object_id, node_id, size_bytes, digest, file_path, file_offset)
       SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
           AS v (object_id, node_id, size_bytes, digest, file_path, file_offset)
@@ -79,17 +79,23 @@ public final class ReplicaCatalog {
              file_offset = excluded.file_offset, created_at = now()
       """;
 
-  /** True when {@code nodeId} lists a replica of every object of the job, each of the right size. */
+  /**
+   * True when {@code nodeId} lists a replica of every object of the job, each of the right size.
+   */
   public static boolean holdsAllObjects(DSLContext dsl, String jobId, String nodeId) {
-    int missing = dsl.fetchCount(
-        DSL.selectOne()
-            .from(JOB_OBJECTS)
-            .leftJoin(OBJECT_REPLICAS)
-            .on(OBJECT_REPLICAS.OBJECT_ID.eq(JOB_OBJECTS.OBJECT_ID)
-                .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
-                .and(OBJECT_REPLICAS.SIZE_BYTES.eq(JOB_OBJECTS.LENGTH_BYTES)))
-            .where(JOB_OBJECTS.JOB_ID.eq(jobId))
-            .and(OBJECT_REPLICAS.OBJECT_ID.isNull()));
+    int missing =
+        dsl.fetchCount(
+            DSL.selectOne()
+                .from(JOB_OBJECTS)
+                .leftJoin(OBJECT_REPLICAS)
+                .on(
+                    OBJECT_REPLICAS
+                        .OBJECT_ID
+                        .eq(JOB_OBJECTS.OBJECT_ID)
+                        .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
+                        .and(OBJECT_REPLICAS.SIZE_BYTES.eq(JOB_OBJECTS.LENGTH_BYTES)))
+                .where(JOB_OBJECTS.JOB_ID.eq(jobId))
+                .and(OBJECT_REPLICAS.OBJECT_ID.isNull()));
     return missing == 0;
   }
 
@@ -98,7 +104,8 @@ public final class ReplicaCatalog {
     Map<String, String> out = new HashMap<>();
     dsl.select(OBJECT_REPLICAS.OBJECT_ID, OBJECT_REPLICAS.DIGEST)
         .from(OBJECT_REPLICAS)
-        .join(JOB_OBJECTS).on(JOB_OBJECTS.OBJECT_ID.eq(OBJECT_REPLICAS.OBJECT_ID))
+        .join(JOB_OBJECTS)
+        .on(JOB_OBJECTS.OBJECT_ID.eq(OBJECT_REPLICAS.OBJECT_ID))
         .where(JOB_OBJECTS.JOB_ID.eq(jobId))
         .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
         .fetch()
@@ -108,12 +115,13 @@ public final class ReplicaCatalog {
 
   /** Consecutive serve failures after which a holder is tried last. */
   public static final int AVOID_AFTER_FAILURES = 3;
+
   /** How long after its last failure a marked holder stays avoided. */
   public static final Duration AVOID_FOR = Duration.ofMinutes(5);
 
   /**
-   * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it
-   * runs for every copy). Two kinds of source, other than {@code excludeNode} and live:
+   * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it runs
+   * for every copy). Two kinds of source, other than {@code excludeNode} and live:
    *
    * <ul>
    *   <li>holders: nodes that publish a replica with the expected digest;
@@ -123,89 +131,114 @@ public final class ReplicaCatalog {
    *       is at most holder, arriving node, reader: no two nodes can ever wait on each other.
    * </ul>
    *
-   * Both in one order: sources not currently avoided first (see {@link #AVOIDED}), then least
-   * busy (fewest copies currently reading from them, so no single uplink carries more than its
-   * share), holders before arriving nodes at equal load, ties at random. Also the job's seed, its
-   * number of followers, and whether a node other than {@code excludeNode} is pulling this object
-   * from that seed right now (as for arriving nodes, a stalled pull does not count). Constant SQL
-   * on plain JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than
-   * running it, and kept the JIT busy compiling the renderer on every node.
+   * Both in one order: sources not currently avoided first (see {@link #AVOIDED}), then least busy
+   * (fewest copies currently reading from them, so no single uplink carries more than its share),
+   * holders before arriving nodes at equal load, ties at random. Also the job's seed, its number of
+   * followers, and whether a node other than {@code excludeNode} is pulling this object from that
+   * seed right now (as for arriving nodes, a stalled pull does not count). Constant SQL on plain
+   * JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than running
+   * it, and kept the JIT busy compiling the renderer on every node.
    */
-  public CopySources sources(String jobId, String objectId, String digest, String excludeNode, Duration liveness,
+  public CopySources sources(
+      String jobId,
+      String objectId,
+      String digest,
+      String excludeNode,
+      Duration liveness,
       Duration fresh) {
-    return dsl.connectionResult(c -> {
-      try (PreparedStatement ps = c.prepareStatement(SOURCES)) {
-        double freshSecs = fresh.toMillis() / 1000.0;
-        double liveSecs = liveness.toMillis() / 1000.0;
-        int i = 1;
-        ps.setString(i++, jobId);
-        ps.setString(i++, objectId);
-        ps.setString(i++, excludeNode);
-        ps.setDouble(i++, freshSecs);
-        // this node's own replica
-        ps.setString(i++, objectId);
-        ps.setString(i++, excludeNode);
-        ps.setString(i++, digest);
-        // holders
-        ps.setString(i++, objectId);
-        ps.setString(i++, digest);
-        ps.setString(i++, excludeNode);
-        ps.setDouble(i++, liveSecs);
-        // arriving
-        ps.setString(i++, digest);
-        ps.setString(i++, objectId);
-        ps.setString(i++, excludeNode);
-        ps.setDouble(i++, freshSecs);
-        ps.setDouble(i++, liveSecs);
-        ps.setString(i++, excludeNode);
-        ps.setString(i++, digest);
-        List<Replica> holders = new ArrayList<>();
-        java.util.Set<String> arriving = new java.util.HashSet<>();
-        java.util.Set<String> struck = new java.util.HashSet<>();
-        boolean held = false;
-        String seed = null;
-        boolean seedBusy = false;
-        int followers = 0;
-        try (var rs = ps.executeQuery()) {
-          while (rs.next()) {
-            seed = rs.getString(1);
-            seedBusy = rs.getBoolean(2);
-            followers = rs.getInt(3);
-            held = rs.getBoolean(12);
-            if (rs.getString(5) != null) {
-              if (rs.getBoolean(11)) {
-                struck.add(rs.getString(5));
-              }
-              holders.add(new Replica(rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8),
-                  rs.getLong(9)));
-              if (rs.getBoolean(10)) {
-                arriving.add(rs.getString(5));
+    return dsl.connectionResult(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(SOURCES)) {
+            double freshSecs = fresh.toMillis() / 1000.0;
+            double liveSecs = liveness.toMillis() / 1000.0;
+            int i = 1;
+            ps.setString(i++, jobId);
+            ps.setString(i++, objectId);
+            ps.setString(i++, excludeNode);
+            ps.setDouble(i++, freshSecs);
+            // this node's own replica
+            ps.setString(i++, objectId);
+            ps.setString(i++, excludeNode);
+            ps.setString(i++, digest);
+            // holders
+            ps.setString(i++, objectId);
+            ps.setString(i++, digest);
+            ps.setString(i++, excludeNode);
+            ps.setDouble(i++, liveSecs);
+            // arriving
+            ps.setString(i++, digest);
+            ps.setString(i++, objectId);
+            ps.setString(i++, excludeNode);
+            ps.setDouble(i++, freshSecs);
+            ps.setDouble(i++, liveSecs);
+            ps.setString(i++, excludeNode);
+            ps.setString(i++, digest);
+            List<Replica> holders = new ArrayList<>();
+            java.util.Set<String> arriving = new java.util.HashSet<>();
+            java.util.Set<String> struck = new java.util.HashSet<>();
+            boolean held = false;
+            String seed = null;
+            boolean seedBusy = false;
+            int followers = 0;
+            try (var rs = ps.executeQuery()) {
+              while (rs.next()) {
+                seed = rs.getString(1);
+                seedBusy = rs.getBoolean(2);
+                followers = rs.getInt(3);
+                held = rs.getBoolean(12);
+                if (rs.getString(5) != null) {
+                  if (rs.getBoolean(11)) {
+                    struck.add(rs.getString(5));
+                  }
+                  holders.add(
+                      new Replica(
+                          rs.getString(4),
+                          rs.getString(5),
+                          rs.getLong(6),
+                          rs.getString(7),
+                          rs.getString(8),
+                          rs.getLong(9)));
+                  if (rs.getBoolean(10)) {
+                    arriving.add(rs.getString(5));
+                  }
+                }
               }
             }
+            return new CopySources(
+                List.copyOf(holders),
+                java.util.Set.copyOf(arriving),
+                java.util.Set.copyOf(struck),
+                seed,
+                seedBusy,
+                Math.max(0, followers),
+                held);
           }
-        }
-        return new CopySources(List.copyOf(holders), java.util.Set.copyOf(arriving), java.util.Set.copyOf(struck), seed,
-            seedBusy, Math.max(0, followers), held);
-      }
-    });
+        });
   }
 
   /**
-   * The answer of {@link #sources}: every source best first ({@code holders}, whose
-   * {@code filePath} is null for an arriving node), which of them are still receiving the object,
-   * which have serve failures on record (a good copy from them clears those, see
-   * {@link #holderServed}; the others need no write), the job's seed, whether its pull of this
-   * object is taken, how many followers the job has (targets other than the seed), and whether
-   * the asking node itself publishes a replica with the expected digest (an earlier job staged it).
+   * The answer of {@link #sources}: every source best first ({@code holders}, whose {@code
+   * filePath} is null for an arriving node), which of them are still receiving the object, which
+   * have serve failures on record (a good copy from them clears those, see {@link #holderServed};
+   * the others need no write), the job's seed, whether its pull of this object is taken, how many
+   * followers the job has (targets other than the seed), and whether the asking node itself
+   * publishes a replica with the expected digest (an earlier job staged it).
    */
-  public record CopySources(List<Replica> holders, java.util.Set<String> arriving, java.util.Set<String> struck,
-      String seedNodeId, boolean seedPullInFlight, int followers, boolean heldHere) {}
+  public record CopySources(
+      List<Replica> holders,
+      java.util.Set<String> arriving,
+      java.util.Set<String> struck,
+      String seedNodeId,
+      boolean seedPullInFlight,
+      int followers,
+      boolean heldHere) {}
 
   /**
-   * Always one row per source, or one row of nulls (but the seed's answers) when there is none:
-   * the LEFT JOIN LATERAL keeps the job's row.
+   * Always one row per source, or one row of nulls (but the seed's answers) when there is none: the
+   * LEFT JOIN LATERAL keeps the job's row.
    */
-  private static final String SOURCES = """
+  private static final String SOURCES =
+      """
       WITH job AS (
         SELECT q.job_id, j.seed_node_id AS seed,
                (SELECT count(*) FROM placements p WHERE p.job_id = q.job_id) - 1 AS followers
@@ -247,7 +280,8 @@ public final class ReplicaCatalog {
              AND NOT EXISTS (SELECT 1 FROM object_replicas mine
                               WHERE mine.object_id = a.object_id AND mine.node_id = a.node_id)) h ON true
        ORDER BY h.avoided, h.in_flight, h.arriving, random()
-      """.formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()));
+      """
+          .formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()));
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
@@ -257,8 +291,12 @@ public final class ReplicaCatalog {
   static final org.jooq.Field<Boolean> AVOIDED = avoidedField();
 
   private static org.jooq.Field<Boolean> avoidedField() {
-    return DSL.field("coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)", Boolean.class,
-        NODES.SERVE_FAILURES, DSL.inline(AVOID_AFTER_FAILURES), NODES.SERVE_FAILED_AT,
+    return DSL.field(
+        "coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)",
+        Boolean.class,
+        NODES.SERVE_FAILURES,
+        DSL.inline(AVOID_AFTER_FAILURES),
+        NODES.SERVE_FAILED_AT,
         DSL.inline(AVOID_FOR.toSeconds()));
   }
 
@@ -277,26 +315,31 @@ public final class ReplicaCatalog {
    * Constant SQL on plain JDBC: it runs after every copy.
    */
   public void holderServed(String holder) {
-    dsl.connection(c -> {
-      try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET serve_failures = 0 WHERE node_id = ? AND serve_failures > 0")) {
-        ps.setString(1, holder);
-        ps.executeUpdate();
-      }
-    });
+    dsl.connection(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE nodes SET serve_failures = 0 WHERE node_id = ? AND serve_failures > 0")) {
+            ps.setString(1, holder);
+            ps.executeUpdate();
+          }
+        });
   }
 
   /**
    * Whether {@code nodeId}'s replicas of {@code objectIds} (the objects of one file, as it copied
    * and checked them) carry exactly the digests the seed of {@code jobId} publishes, and that
    * seed's placement is staged with its checksum verified. Then the file's bytes are, object for
-   * object, the seed's bytes whose whole-file checksum the seed matched, so hashing the whole
-   * file again proves nothing new.
+   * object, the seed's bytes whose whole-file checksum the seed matched, so hashing the whole file
+   * again proves nothing new.
    */
   public boolean matchesVerifiedSeed(String jobId, String nodeId, List<String> objectIds) {
     if (objectIds.isEmpty()) {
       return false;
     }
-    Integer matching = dsl.resultQuery("""
+    Integer matching =
+        dsl.resultQuery(
+                """
         SELECT count(*)
           FROM unnest({0}::text[]) AS o(object_id)
           JOIN jobs j ON j.job_id = {1}
@@ -305,7 +348,9 @@ public final class ReplicaCatalog {
           JOIN object_replicas mine ON mine.object_id = o.object_id AND mine.node_id = {2}
           JOIN object_replicas seed ON seed.object_id = o.object_id AND seed.node_id = j.seed_node_id
                                    AND seed.digest = mine.digest
-        """, DSL.val(objectIds.toArray(String[]::new)), DSL.val(jobId), DSL.val(nodeId)).fetchOne(0, Integer.class);
+        """,
+                DSL.val(objectIds.toArray(String[]::new)), DSL.val(jobId), DSL.val(nodeId))
+            .fetchOne(0, Integer.class);
     return matching != null && matching == objectIds.size();
   }
 
@@ -314,16 +359,30 @@ public final class ReplicaCatalog {
     return dsl.selectFrom(OBJECT_REPLICAS)
         .where(OBJECT_REPLICAS.OBJECT_ID.eq(objectId))
         .and(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
-        .fetchOptional(r -> new Replica(r.getObjectId(), r.getNodeId(), r.getSizeBytes(), r.getDigest(),
-            r.getFilePath(), r.getFileOffset()));
+        .fetchOptional(
+            r ->
+                new Replica(
+                    r.getObjectId(),
+                    r.getNodeId(),
+                    r.getSizeBytes(),
+                    r.getDigest(),
+                    r.getFilePath(),
+                    r.getFileOffset()));
   }
 
   /** Every replica a node publishes (for its start-up reconciliation). */
   public List<Replica> ofNode(String nodeId) {
     return dsl.selectFrom(OBJECT_REPLICAS)
         .where(OBJECT_REPLICAS.NODE_ID.eq(nodeId))
-        .fetch(r -> new Replica(r.getObjectId(), r.getNodeId(), r.getSizeBytes(), r.getDigest(), r.getFilePath(),
-            r.getFileOffset()));
+        .fetch(
+            r ->
+                new Replica(
+                    r.getObjectId(),
+                    r.getNodeId(),
+                    r.getSizeBytes(),
+                    r.getDigest(),
+                    r.getFilePath(),
+                    r.getFileOffset()));
   }
 
   /** Withdraws this node's replicas of the given objects (a failed or restarted download). */

@@ -25,19 +25,22 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The task queue's worker side: claim under a lease, renew, report progress, finish (one at a
- * time or in batches). Every write after the claim is guarded by {@code lease_owner} and
- * {@code state = 'processing'}, so a worker that lost its lease (expired and rescued, its node
- * restarted, or failed for being gone longer than the node grace) cannot overwrite the outcome.
- * The master side is here too: lease rescue and node grace.
+ * The task queue's worker side: claim under a lease, renew, report progress, finish (one at a time
+ * or in batches). Every write after the claim is guarded by {@code lease_owner} and {@code state =
+ * 'processing'}, so a worker that lost its lease (expired and rescued, its node restarted, or
+ * failed for being gone longer than the node grace) cannot overwrite the outcome. The master side
+ * is here too: lease rescue and node grace.
  */
 public final class TaskQueue {
   /** Retry delay after attempt n: 2^n seconds, at most 60. */
-  private static final Field<OffsetDateTime> BACKOFF = DSL.field(
-      "now() + make_interval(secs => least(60, power(2, {0})))", SQLDataType.TIMESTAMPWITHTIMEZONE, TASKS.ATTEMPTS);
+  private static final Field<OffsetDateTime> BACKOFF =
+      DSL.field(
+          "now() + make_interval(secs => least(60, power(2, {0})))",
+          SQLDataType.TIMESTAMPWITHTIMEZONE, TASKS.ATTEMPTS);
 
   /** A success to record: the task, the lease it was claimed under, and what it produced. */
-  public record Completion(long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
+  public record Completion(
+      long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
     public Completion {
       publish = List.copyOf(publish);
     }
@@ -50,24 +53,26 @@ public final class TaskQueue {
   }
 
   private static Field<OffsetDateTime> nowPlus(Duration d) {
-    return DSL.field("now() + make_interval(secs => {0})", SQLDataType.TIMESTAMPWITHTIMEZONE,
-        DSL.val(d.toMillis() / 1000.0));
+    return DSL.field(
+        "now() + make_interval(secs => {0})",
+        SQLDataType.TIMESTAMPWITHTIMEZONE, DSL.val(d.toMillis() / 1000.0));
   }
 
   /**
    * The claim. The ready rows are picked in a {@code MATERIALIZED} CTE (Oban's "optimization
    * fence": the locking subquery runs exactly once, whatever join the planner chooses around it)
-   * ordered by {@code (run_after, task_id)}, an order only the partial index {@code tasks_claim_idx}
-   * yields, so stale statistics cannot make the planner walk the primary key and filter finished
-   * rows. The state and the limit are literals, not binds: a generic plan (what a prepared
-   * statement ends up with) could not match the partial index's {@code WHERE state = 'pending'}
-   * against a parameter, nor know the limit is small. QueuePlanTest checks the plan.
+   * ordered by {@code (run_after, task_id)}, an order only the partial index {@code
+   * tasks_claim_idx} yields, so stale statistics cannot make the planner walk the primary key and
+   * filter finished rows. The state and the limit are literals, not binds: a generic plan (what a
+   * prepared statement ends up with) could not match the partial index's {@code WHERE state =
+   * 'pending'} against a parameter, nor know the limit is small. QueuePlanTest checks the plan.
    *
    * <p>Copies are stored without a payload (V004): for those the payload is built here, from the
    * job, the object's range and file and the digest recorded when the object was released, four
    * primary-key probes per claimed copy. Rows that carry a payload return it as stored.
    */
-  private static final String CLAIM = """
+  private static final String CLAIM =
+      """
       WITH ready AS MATERIALIZED (
         SELECT task_id
           FROM tasks
@@ -106,7 +111,8 @@ public final class TaskQueue {
    * writes one row, not two. One SQL text for every batch size (arrays, not a VALUES list), so it
    * stays one server-side prepared statement.
    */
-  private static final String SUCCEED = """
+  private static final String SUCCEED =
+      """
       WITH v AS (
         SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result))
       UPDATE tasks t
@@ -119,35 +125,49 @@ public final class TaskQueue {
 
   /**
    * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
-   * due first, returned in that order. Plain JDBC on the hot path: rendering the statement with jOOQ on every claim cost
-   * more client CPU than the database spent running it.
+   * due first, returned in that order. Plain JDBC on the hot path: rendering the statement with
+   * jOOQ on every claim cost more client CPU than the database spent running it.
    */
   public List<ClaimedTask> claim(String nodeId, String leaseOwner, int limit, Duration lease) {
     String sql = claimSql(limit);
-    List<ClaimedTask> out = dsl.connectionResult(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setString(1, nodeId);
-        ps.setString(2, leaseOwner);
-        ps.setDouble(3, lease.toMillis() / 1000.0);
-        record Due(OffsetDateTime runAfter, ClaimedTask task) {}
-        List<Due> claimed = new ArrayList<>(limit);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            claimed.add(new Due(rs.getObject(9, OffsetDateTime.class), new ClaimedTask(rs.getLong(1), rs.getString(2),
-                rs.getString(3), TaskType.valueOf(rs.getString(4)), rs.getString(5),
-                Json.read(rs.getString(6), TaskPayload.class), rs.getInt(7), rs.getInt(8))));
-          }
-        }
-        // The claim's own order (RETURNING has none): a follower's copies in stripe order (V004).
-        claimed.sort(Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
-        return claimed.stream().map(Due::task).toList();
-      }
-    });
+    List<ClaimedTask> out =
+        dsl.connectionResult(
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, nodeId);
+                ps.setString(2, leaseOwner);
+                ps.setDouble(3, lease.toMillis() / 1000.0);
+                record Due(OffsetDateTime runAfter, ClaimedTask task) {}
+                List<Due> claimed = new ArrayList<>(limit);
+                try (ResultSet rs = ps.executeQuery()) {
+                  while (rs.next()) {
+                    claimed.add(
+                        new Due(
+                            rs.getObject(9, OffsetDateTime.class),
+                            new ClaimedTask(
+                                rs.getLong(1),
+                                rs.getString(2),
+                                rs.getString(3),
+                                TaskType.valueOf(rs.getString(4)),
+                                rs.getString(5),
+                                Json.read(rs.getString(6), TaskPayload.class),
+                                rs.getInt(7),
+                                rs.getInt(8))));
+                  }
+                }
+                // The claim's own order (RETURNING has none): a follower's copies in stripe order
+                // (V004).
+                claimed.sort(
+                    Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
+                return claimed.stream().map(Due::task).toList();
+              }
+            });
     return out;
   }
 
   /** The claim as a query, not executed: for EXPLAIN checks of its plan. */
-  public ResultQuery<Record> claimStatement(String nodeId, String leaseOwner, int limit, Duration lease) {
+  public ResultQuery<Record> claimStatement(
+      String nodeId, String leaseOwner, int limit, Duration lease) {
     return dsl.resultQuery(claimSql(limit), nodeId, leaseOwner, lease.toMillis() / 1000.0);
   }
 
@@ -159,9 +179,9 @@ public final class TaskQueue {
   }
 
   /**
-   * Extends the leases of exactly these tasks, held by this owner. A worker renews only what it
-   * is still executing: a task whose outcome it could not record (database down at that moment)
-   * must lapse and be rescued, not stay leased forever by the heartbeat.
+   * Extends the leases of exactly these tasks, held by this owner. A worker renews only what it is
+   * still executing: a task whose outcome it could not record (database down at that moment) must
+   * lapse and be rescued, not stay leased forever by the heartbeat.
    */
   public int renewLeases(String leaseOwner, java.util.Collection<Long> taskIds, Duration lease) {
     if (taskIds.isEmpty()) {
@@ -180,15 +200,16 @@ public final class TaskQueue {
    * JDBC: every running transfer calls it four times a second.
    */
   public boolean progress(long taskId, String leaseOwner, long bytesDone, String sourceNodeId) {
-    return dsl.connectionResult(c -> {
-      try (PreparedStatement ps = c.prepareStatement(PROGRESS)) {
-        ps.setLong(1, bytesDone);
-        ps.setString(2, sourceNodeId);
-        ps.setLong(3, taskId);
-        ps.setString(4, leaseOwner);
-        return ps.executeUpdate() == 1;
-      }
-    });
+    return dsl.connectionResult(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(PROGRESS)) {
+            ps.setLong(1, bytesDone);
+            ps.setString(2, sourceNodeId);
+            ps.setLong(3, taskId);
+            ps.setString(4, leaseOwner);
+            return ps.executeUpdate() == 1;
+          }
+        });
   }
 
   /**
@@ -196,23 +217,28 @@ public final class TaskQueue {
    * transfers at once); a task whose lease is gone is left alone. The source stays as recorded.
    */
   public void progressAll(long[] taskIds, String[] leaseOwners, long[] bytesDone) {
-    dsl.connection(c -> {
-      try (PreparedStatement ps = c.prepareStatement(PROGRESS_ALL)) {
-        ps.setArray(1, c.createArrayOf("bigint", java.util.Arrays.stream(taskIds).boxed().toArray()));
-        ps.setArray(2, c.createArrayOf("text", leaseOwners));
-        ps.setArray(3, c.createArrayOf("bigint", java.util.Arrays.stream(bytesDone).boxed().toArray()));
-        ps.executeUpdate();
-      }
-    });
+    dsl.connection(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(PROGRESS_ALL)) {
+            ps.setArray(
+                1, c.createArrayOf("bigint", java.util.Arrays.stream(taskIds).boxed().toArray()));
+            ps.setArray(2, c.createArrayOf("text", leaseOwners));
+            ps.setArray(
+                3, c.createArrayOf("bigint", java.util.Arrays.stream(bytesDone).boxed().toArray()));
+            ps.executeUpdate();
+          }
+        });
   }
 
-  private static final String PROGRESS_ALL = """
+  private static final String PROGRESS_ALL =
+      """
       UPDATE tasks t SET bytes_done = v.bytes_done, updated_at = now()
         FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v (task_id, lease_owner, bytes_done)
        WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
       """;
 
-  private static final String PROGRESS = """
+  private static final String PROGRESS =
+      """
       UPDATE tasks SET bytes_done = ?, source_node_id = ?, updated_at = now()
        WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
       """;
@@ -221,33 +247,40 @@ public final class TaskQueue {
    * Names {@code seed} as the source of running copy {@code taskId} of {@code objectId}, unless
    * another copy of that object for this job already pulls it from the seed (row written within
    * {@code fresh}): then false, and the caller takes the object from that copy as it arrives. Two
-   * followers that want the same new object at the same moment (copies of an object are released
-   * to every follower at once) thus never both pull it from the seed: the check and the write run
+   * followers that want the same new object at the same moment (copies of an object are released to
+   * every follower at once) thus never both pull it from the seed: the check and the write run
    * under a transaction-scoped advisory lock on the object, so the second one sees the first. Also
    * false when the lease is gone.
    */
-  public boolean takeSeedPull(long taskId, String leaseOwner, String jobId, String objectId, String seed,
-      Duration fresh) {
-    return dsl.transactionResult(cfg -> cfg.dsl().connectionResult(c -> {
-      try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 7))")) {
-        lock.setString(1, jobId + "\n" + objectId);
-        lock.execute();
-      }
-      try (PreparedStatement ps = c.prepareStatement(TAKE_SEED_PULL)) {
-        ps.setString(1, seed);
-        ps.setLong(2, taskId);
-        ps.setString(3, leaseOwner);
-        ps.setString(4, objectId);
-        ps.setString(5, jobId);
-        ps.setString(6, seed);
-        ps.setLong(7, taskId);
-        ps.setDouble(8, fresh.toMillis() / 1000.0);
-        return ps.executeUpdate() == 1;
-      }
-    }));
+  public boolean takeSeedPull(
+      long taskId, String leaseOwner, String jobId, String objectId, String seed, Duration fresh) {
+    return dsl.transactionResult(
+        cfg ->
+            cfg.dsl()
+                .connectionResult(
+                    c -> {
+                      try (PreparedStatement lock =
+                          c.prepareStatement(
+                              "SELECT pg_advisory_xact_lock(hashtextextended(?, 7))")) {
+                        lock.setString(1, jobId + "\n" + objectId);
+                        lock.execute();
+                      }
+                      try (PreparedStatement ps = c.prepareStatement(TAKE_SEED_PULL)) {
+                        ps.setString(1, seed);
+                        ps.setLong(2, taskId);
+                        ps.setString(3, leaseOwner);
+                        ps.setString(4, objectId);
+                        ps.setString(5, jobId);
+                        ps.setString(6, seed);
+                        ps.setLong(7, taskId);
+                        ps.setDouble(8, fresh.toMillis() / 1000.0);
+                        return ps.executeUpdate() == 1;
+                      }
+                    }));
   }
 
-  private static final String TAKE_SEED_PULL = """
+  private static final String TAKE_SEED_PULL =
+      """
       UPDATE tasks SET source_node_id = ?, updated_at = now()
        WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
          AND NOT EXISTS (
@@ -262,8 +295,10 @@ public final class TaskQueue {
    * listed as held exactly when the task that wrote it is recorded as done. False (and nothing
    * written) when the lease is gone.
    */
-  public boolean succeed(long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
-    return !succeedAll(List.of(new Completion(taskId, leaseOwner, bytesDone, resultJson, publish))).isEmpty();
+  public boolean succeed(
+      long taskId, String leaseOwner, long bytesDone, String resultJson, List<Replica> publish) {
+    return !succeedAll(List.of(new Completion(taskId, leaseOwner, bytesDone, resultJson, publish)))
+        .isEmpty();
   }
 
   /**
@@ -277,25 +312,28 @@ public final class TaskQueue {
     if (completions.isEmpty()) {
       return Set.of();
     }
-    List<Completion> sorted = completions.stream().sorted(Comparator.comparingLong(Completion::taskId)).toList();
+    List<Completion> sorted =
+        completions.stream().sorted(Comparator.comparingLong(Completion::taskId)).toList();
     if (sorted.stream().allMatch(c -> c.publish().isEmpty())) {
       return dsl.connectionResult(c -> markSucceeded(c, sorted));
     }
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      Set<Long> recorded = tx.connectionResult(c -> markSucceeded(c, sorted));
-      List<Replica> publish = new ArrayList<>();
-      for (Completion c : sorted) {
-        if (recorded.contains(c.taskId())) {
-          publish.addAll(c.publish());
-        }
-      }
-      ReplicaCatalog.publish(tx, publish);
-      return recorded;
-    });
+    return dsl.transactionResult(
+        cfg -> {
+          DSLContext tx = cfg.dsl();
+          Set<Long> recorded = tx.connectionResult(c -> markSucceeded(c, sorted));
+          List<Replica> publish = new ArrayList<>();
+          for (Completion c : sorted) {
+            if (recorded.contains(c.taskId())) {
+              publish.addAll(c.publish());
+            }
+          }
+          ReplicaCatalog.publish(tx, publish);
+          return recorded;
+        });
   }
 
-  private static Set<Long> markSucceeded(Connection c, List<Completion> sorted) throws SQLException {
+  private static Set<Long> markSucceeded(Connection c, List<Completion> sorted)
+      throws SQLException {
     int n = sorted.size();
     Long[] ids = new Long[n];
     String[] owners = new String[n];
@@ -330,88 +368,109 @@ public final class TaskQueue {
    * @return false (and nothing published) when the lease is gone
    */
   public boolean publishWhileLeased(long taskId, String leaseOwner, List<Replica> publish) {
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      boolean held = tx.selectOne()
-          .from(TASKS)
-          .where(TASKS.TASK_ID.eq(taskId))
-          .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-          .and(TASKS.STATE.eq("processing"))
-          .forShare()
-          .fetchOptional()
-          .isPresent();
-      if (held) {
-        ReplicaCatalog.publish(tx, publish);
-      }
-      return held;
-    });
+    return dsl.transactionResult(
+        cfg -> {
+          DSLContext tx = cfg.dsl();
+          boolean held =
+              tx.selectOne()
+                  .from(TASKS)
+                  .where(TASKS.TASK_ID.eq(taskId))
+                  .and(TASKS.LEASE_OWNER.eq(leaseOwner))
+                  .and(TASKS.STATE.eq("processing"))
+                  .forShare()
+                  .fetchOptional()
+                  .isPresent();
+          if (held) {
+            ReplicaCatalog.publish(tx, publish);
+          }
+          return held;
+        });
   }
 
   /**
-   * Records a failed attempt. A retryable failure with attempts left goes back to pending after
-   * an exponential backoff, while its job is active and its placement acquiring
-   * ({@link #PLACEMENT_ACTIVE}); otherwise the task is failed for good with {@code error}.
+   * Records a failed attempt. A retryable failure with attempts left goes back to pending after an
+   * exponential backoff, while its job is active and its placement acquiring ({@link
+   * #PLACEMENT_ACTIVE}); otherwise the task is failed for good with {@code error}.
    *
    * @return the state the task is now in, or {@code null} when the lease was gone
    */
   public String fail(long taskId, String leaseOwner, String error, boolean retryable) {
-    return dsl.transactionResult(cfg -> {
-      DSLContext tx = cfg.dsl();
-      tx.connection(c -> lockJobOf(c, taskId));
-      // A retry only while the placement can still use it (PLACEMENT_ACTIVE); else failed for good.
-      Field<String> next = DSL.when(DSL.condition(retryable).and(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS))
-              .and(DSL.condition(PLACEMENT_ACTIVE)), DSL.val("pending"))
-          .otherwise(DSL.val("failed"));
-      var row = tx.update(TASKS)
-          .set(TASKS.STATE, next)
-          .set(TASKS.LAST_ERROR, error)
-          .set(TASKS.RUN_AFTER, BACKOFF)
-          .set(TASKS.LEASE_OWNER, (String) null)
-          .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
-          .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-          .set(TASKS.FINISHED_AT, DSL.when(next.eq("failed"), DSL.currentOffsetDateTime()))
-          .where(TASKS.TASK_ID.eq(taskId))
-          .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-          .and(TASKS.STATE.eq("processing"))
-          .returning(TASKS.STATE, TASKS.ATTEMPTS, TASKS.NODE_ID, TASKS.STARTED_AT)
-          .fetchOne();
-      if (row == null) {
-        return null;
-      }
-      String outcome = "pending".equals(row.getState()) ? "retry" : "failed";
-      recordAttempt(tx, taskId, row.getAttempts(), row.getNodeId(), leaseOwner, row.getStartedAt(), outcome, error);
-      return row.getState();
-    });
+    return dsl.transactionResult(
+        cfg -> {
+          DSLContext tx = cfg.dsl();
+          tx.connection(c -> lockJobOf(c, taskId));
+          // A retry only while the placement can still use it (PLACEMENT_ACTIVE); else failed for
+          // good.
+          Field<String> next =
+              DSL.when(
+                      DSL.condition(retryable)
+                          .and(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS))
+                          .and(DSL.condition(PLACEMENT_ACTIVE)),
+                      DSL.val("pending"))
+                  .otherwise(DSL.val("failed"));
+          var row =
+              tx.update(TASKS)
+                  .set(TASKS.STATE, next)
+                  .set(TASKS.LAST_ERROR, error)
+                  .set(TASKS.RUN_AFTER, BACKOFF)
+                  .set(TASKS.LEASE_OWNER, (String) null)
+                  .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
+                  .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
+                  .set(TASKS.FINISHED_AT, DSL.when(next.eq("failed"), DSL.currentOffsetDateTime()))
+                  .where(TASKS.TASK_ID.eq(taskId))
+                  .and(TASKS.LEASE_OWNER.eq(leaseOwner))
+                  .and(TASKS.STATE.eq("processing"))
+                  .returning(TASKS.STATE, TASKS.ATTEMPTS, TASKS.NODE_ID, TASKS.STARTED_AT)
+                  .fetchOne();
+          if (row == null) {
+            return null;
+          }
+          String outcome = "pending".equals(row.getState()) ? "retry" : "failed";
+          recordAttempt(
+              tx,
+              taskId,
+              row.getAttempts(),
+              row.getNodeId(),
+              leaseOwner,
+              row.getStartedAt(),
+              outcome,
+              error);
+          return row.getState();
+        });
   }
 
   /**
-   * Puts a claimed task back without counting it as an attempt: pending again, due after
-   * {@code delay}, its lease, source and progress cleared, no attempt recorded. For a copy that
-   * chose to wait for a better source (see the worker's CopySources), which is not a failure.
-   * If its job is no longer active or its placement no longer acquiring (the seed failed while
-   * the copy was deciding), it is canceled instead ({@link #PLACEMENT_ACTIVE}, under
-   * {@link #lockJobOf}).
+   * Puts a claimed task back without counting it as an attempt: pending again, due after {@code
+   * delay}, its lease, source and progress cleared, no attempt recorded. For a copy that chose to
+   * wait for a better source (see the worker's CopySources), which is not a failure. If its job is
+   * no longer active or its placement no longer acquiring (the seed failed while the copy was
+   * deciding), it is canceled instead ({@link #PLACEMENT_ACTIVE}, under {@link #lockJobOf}).
    *
    * @return false (and nothing changed) when the lease is gone
    */
   public boolean defer(long taskId, String leaseOwner, Duration delay) {
-    return dsl.transactionResult(cfg -> cfg.dsl().connectionResult(c -> {
-      lockJobOf(c, taskId);
-      try (PreparedStatement ps = c.prepareStatement(DEFER)) {
-        ps.setDouble(1, delay.toMillis() / 1000.0);
-        ps.setLong(2, taskId);
-        ps.setString(3, leaseOwner);
-        return ps.executeUpdate() == 1;
-      }
-    }));
+    return dsl.transactionResult(
+        cfg ->
+            cfg.dsl()
+                .connectionResult(
+                    c -> {
+                      lockJobOf(c, taskId);
+                      try (PreparedStatement ps = c.prepareStatement(DEFER)) {
+                        ps.setDouble(1, delay.toMillis() / 1000.0);
+                        ps.setLong(2, taskId);
+                        ps.setString(3, leaseOwner);
+                        return ps.executeUpdate() == 1;
+                      }
+                    }));
   }
 
   /**
-   * Whether the task's job is still active and its placement still acquiring: only then may a
-   * task go back to pending. The scheduler cancels only pending tasks, so a task handed back
-   * after the pass that failed its job or placement would stay pending for nobody.
+   * Whether the task's job is still active and its placement still acquiring: only then may a task
+   * go back to pending. The scheduler cancels only pending tasks, so a task handed back after the
+   * pass that failed its job or placement would stay pending for nobody.
    */
-  private static final String PLACEMENT_ACTIVE = """
+  private static final String PLACEMENT_ACTIVE =
+      """
       EXISTS (SELECT 1
                 FROM jobs j
                 JOIN placements p ON p.job_id = j.job_id
@@ -419,36 +478,40 @@ public final class TaskQueue {
                  AND j.status IN ('planned', 'seeding', 'replicating') AND p.state IN ('planned', 'acquiring'))""";
 
   /**
-   * Holds the task's job row {@code FOR SHARE} until the caller's transaction ends, so a
-   * scheduler pass either ran before the caller's next statement (which then sees its outcome)
-   * or runs after it (and finds what the caller left pending).
+   * Holds the task's job row {@code FOR SHARE} until the caller's transaction ends, so a scheduler
+   * pass either ran before the caller's next statement (which then sees its outcome) or runs after
+   * it (and finds what the caller left pending).
    */
   private static void lockJobOf(Connection c, long taskId) throws SQLException {
-    try (PreparedStatement lock = c.prepareStatement(
-        "SELECT 1 FROM jobs WHERE job_id = (SELECT job_id FROM tasks WHERE task_id = ?) FOR SHARE")) {
+    try (PreparedStatement lock =
+        c.prepareStatement(
+            "SELECT 1 FROM jobs WHERE job_id = (SELECT job_id FROM tasks WHERE task_id = ?) FOR SHARE")) {
       lock.setLong(1, taskId);
       lock.executeQuery().close();
     }
   }
 
-  private static final String DEFER = """
+  private static final String DEFER =
+      """
       UPDATE tasks
          SET state = CASE WHEN %1$s THEN 'pending' ELSE 'canceled' END,
              attempts = attempts - 1, run_after = now() + make_interval(secs => ?::float8),
              lease_owner = NULL, lease_expires_at = NULL, source_node_id = NULL, bytes_done = 0, updated_at = now(),
              finished_at = CASE WHEN %1$s THEN NULL ELSE now() END
        WHERE task_id = ? AND lease_owner = ? AND state = 'processing'
-      """.formatted(PLACEMENT_ACTIVE);
+      """
+          .formatted(PLACEMENT_ACTIVE);
 
   /**
    * Lease rescue, in one statement: tasks whose owner stopped renewing go back to pending for the
-   * same node (a restarted client picks them up) while attempts remain, else fail with the
-   * reason; each lapsed attempt is recorded with the owner that lost it.
+   * same node (a restarted client picks them up) while attempts remain, else fail with the reason;
+   * each lapsed attempt is recorded with the owner that lost it.
    *
    * @return how many tasks were rescued or failed
    */
   public int rescueExpiredLeases() {
-    return dsl.resultQuery("""
+    return dsl.resultQuery(
+            """
         WITH expired AS (
           SELECT task_id, lease_owner
             FROM tasks
@@ -470,21 +533,23 @@ public final class TaskQueue {
             FROM rescued
           ON CONFLICT DO NOTHING)
         SELECT count(*) FROM rescued
-        """).fetchOne(0, Integer.class);
+        """)
+        .fetchOne(0, Integer.class);
   }
 
   /**
    * Node grace: the open tasks (pending or processing) of every placement of an active job whose
-   * node has not heartbeated for longer than {@code grace} (or, never registered, since the job
-   * was created) fail with "node &lt;id&gt; gone for more than N s" (or "never came up: no heartbeat
-   * within N s of the job's creation"), so the evaluator fails the
-   * placement instead of waiting for the node forever. A running attempt is recorded as failed.
+   * node has not heartbeated for longer than {@code grace} (or, never registered, since the job was
+   * created) fail with "node &lt;id&gt; gone for more than N s" (or "never came up: no heartbeat
+   * within N s of the job's creation"), so the evaluator fails the placement instead of waiting for
+   * the node forever. A running attempt is recorded as failed.
    *
    * @return how many tasks were failed
    */
   public int failTasksOfGoneNodes(Duration grace) {
     long seconds = Math.max(0, grace.toSeconds());
-    return dsl.resultQuery("""
+    return dsl.resultQuery(
+            """
         WITH gone AS (
           SELECT t.task_id, t.state AS was, n.node_id IS NULL AS never
             FROM jobs j
@@ -509,7 +574,11 @@ public final class TaskQueue {
             FROM failed WHERE was = 'processing'
           ON CONFLICT DO NOTHING)
         SELECT count(*) FROM failed
-        """, seconds, seconds, seconds).fetchOne(0, Integer.class);
+        """,
+            seconds,
+            seconds,
+            seconds)
+        .fetchOne(0, Integer.class);
   }
 
   /**
@@ -529,8 +598,15 @@ public final class TaskQueue {
         .execute();
   }
 
-  private static void recordAttempt(DSLContext tx, long taskId, int attempt, String nodeId, String owner,
-      OffsetDateTime startedAt, String outcome, String error) {
+  private static void recordAttempt(
+      DSLContext tx,
+      long taskId,
+      int attempt,
+      String nodeId,
+      String owner,
+      OffsetDateTime startedAt,
+      String outcome,
+      String error) {
     tx.insertInto(TASK_ATTEMPTS)
         .set(TASK_ATTEMPTS.TASK_ID, taskId)
         .set(TASK_ATTEMPTS.ATTEMPT, attempt)
@@ -542,5 +618,4 @@ public final class TaskQueue {
         .onConflictDoNothing()
         .execute();
   }
-
 }

@@ -13,10 +13,19 @@ class PayloadsTest {
   private static final ModelRef MODEL = new ModelRef("demo-model", "r1", "bin", "local");
 
   private static Manifest rfcManifest(String checksum) {
-    ManifestFile f = new ManifestFile("model.bin", 1_048_576, checksum, "file:///tmp/mooncake-dist-test/model.bin",
-        "artifact-demo-model-r1",
-        List.of("demo-model/r1/chunk-000", "demo-model/r1/chunk-001", "demo-model/r1/chunk-002", "demo-model/r1/chunk-003"),
-        new ChunkLayout(262_144, 4, "demo-model/r1"));
+    ManifestFile f =
+        new ManifestFile(
+            "model.bin",
+            1_048_576,
+            checksum,
+            "file:///tmp/mooncake-dist-test/model.bin",
+            "artifact-demo-model-r1",
+            List.of(
+                "demo-model/r1/chunk-000",
+                "demo-model/r1/chunk-001",
+                "demo-model/r1/chunk-002",
+                "demo-model/r1/chunk-003"),
+            new ChunkLayout(262_144, 4, "demo-model/r1"));
     return new Manifest(MODEL, 1_048_576, "v1", List.of(f));
   }
 
@@ -28,21 +37,41 @@ class PayloadsTest {
     assertEquals("file:///tmp/mooncake-dist-test/model.bin", file.downloadUrl());
     assertNull(file.sha256(), "a dummy checksum is not enforceable");
     assertEquals(4, file.objects().size());
-    assertEquals(new ObjectPlan("demo-model/r1/chunk-002", 2, 524_288, 262_144, null), file.objects().get(2));
+    assertEquals(
+        new ObjectPlan("demo-model/r1/chunk-002", 2, 524_288, 262_144, null),
+        file.objects().get(2));
     assertEquals(1_048_576, p.totalBytes());
   }
 
   @Test
   void theLastObjectOfAnUnevenFileIsShorter() {
-    ManifestFile f = new ManifestFile("a.bin", 10, "x", "/src/a.bin", "k", List.of("p/0", "p/1", "p/2"), new ChunkLayout(4, 3, "p"));
+    ManifestFile f =
+        new ManifestFile(
+            "a.bin",
+            10,
+            "x",
+            "/src/a.bin",
+            "k",
+            List.of("p/0", "p/1", "p/2"),
+            new ChunkLayout(4, 3, "p"));
     List<ObjectSlice> slices = f.slices(0);
     assertEquals(new ObjectSlice("p/2", 0, 2, 8, 2), slices.get(2));
   }
 
   @Test
   void aShardedManifestNumbersFilesAndKeepsObjectsPerFile() {
-    ManifestFile a = new ManifestFile("a.safetensors", 8, "x", "/a", "k", List.of("p/a0", "p/a1"), new ChunkLayout(4, 2, "p"));
-    ManifestFile b = new ManifestFile("b.safetensors", 3, "x", "/b", "k", List.of("p/b0"), new ChunkLayout(4, 1, "p"));
+    ManifestFile a =
+        new ManifestFile(
+            "a.safetensors",
+            8,
+            "x",
+            "/a",
+            "k",
+            List.of("p/a0", "p/a1"),
+            new ChunkLayout(4, 2, "p"));
+    ManifestFile b =
+        new ManifestFile(
+            "b.safetensors", 3, "x", "/b", "k", List.of("p/b0"), new ChunkLayout(4, 1, "p"));
     Manifest m = new Manifest(MODEL, 11, "v1", List.of(a, b));
     assertEquals(3, m.objectCount());
     assertEquals(new ObjectSlice("p/b0", 1, 0, 0, 3), m.slices().get(2));
@@ -85,10 +114,13 @@ class PayloadsTest {
     Path data = Path.of("/data");
     Path dir = ModelPaths.modelDir(data, new ModelRef("org/name", "r1", "bin", "hf"));
     assertEquals(Path.of("/data/models/hf/org/name/r1/bin"), dir);
-    assertEquals(Path.of("/data/models/hf/org/name/r1/bin/sub/a.bin"), ModelPaths.file(dir, "sub/a.bin"));
+    assertEquals(
+        Path.of("/data/models/hf/org/name/r1/bin/sub/a.bin"), ModelPaths.file(dir, "sub/a.bin"));
     assertThrows(IllegalArgumentException.class, () -> ModelPaths.file(dir, "../x"));
     assertThrows(IllegalArgumentException.class, () -> ModelPaths.file(dir, "/etc/passwd"));
-    assertThrows(IllegalArgumentException.class, () -> ModelPaths.modelDir(data, new ModelRef("../../x", "r", "f", "p")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> ModelPaths.modelDir(data, new ModelRef("../../x", "r", "f", "p")));
   }
 
   @Test

@@ -8,17 +8,20 @@ import org.junit.jupiter.api.Test;
 class PrometheusTextTest {
   @Test
   void aFamilyIsHelpThenTypeThenItsSamples() {
-    String text = new PrometheusText()
-        .family("x_total", "counter", "Things\\done\nso far.")
-        .sample("x_total", List.of("a", "1", "b", "2"), 3)
-        .sample("x_total", List.of(), 0.25)
-        .text();
-    assertEquals("""
+    String text =
+        new PrometheusText()
+            .family("x_total", "counter", "Things\\done\nso far.")
+            .sample("x_total", List.of("a", "1", "b", "2"), 3)
+            .sample("x_total", List.of(), 0.25)
+            .text();
+    assertEquals(
+        """
         # HELP x_total Things\\\\done\\nso far.
         # TYPE x_total counter
         x_total{a="1",b="2"} 3
         x_total 0.25
-        """, text);
+        """,
+        text);
   }
 
   @Test

@@ -50,13 +50,24 @@ class JobEvaluatorTest {
     return new NodeFacts(id, seed, m);
   }
 
-  /** Copies exist only for released objects: as many released as the follower with the most copies has. */
+  /**
+   * Copies exist only for released objects: as many released as the follower with the most copies
+   * has.
+   */
   private static Evaluation eval(boolean seedHolds, NodeFacts... nodes) {
-    int released = java.util.Arrays.stream(nodes).mapToInt(n -> n.counts(REPLICA_COPY).total()).max().orElse(0);
-    return JobEvaluator.evaluate(new JobFacts(JobStatus.PLANNED, SEED, OBJECTS, seedHolds, List.of(nodes), released));
+    int released =
+        java.util.Arrays.stream(nodes)
+            .mapToInt(n -> n.counts(REPLICA_COPY).total())
+            .max()
+            .orElse(0);
+    return JobEvaluator.evaluate(
+        new JobFacts(JobStatus.PLANNED, SEED, OBJECTS, seedHolds, List.of(nodes), released));
   }
 
-  /** The release the evaluator asks for: these followers, in this order, stripes 0, 1, ... of {@code stripes}. */
+  /**
+   * The release the evaluator asks for: these followers, in this order, stripes 0, 1, ... of {@code
+   * stripes}.
+   */
   private static Action.ReleaseCopies release(int stripes, String... followers) {
     List<Action.Follower> out = new java.util.ArrayList<>();
     for (int i = 0; i < followers.length; i++) {
@@ -73,7 +84,8 @@ class JobEvaluatorTest {
   void aNewJobWhoseSeedLacksObjectsEnqueuesADownloadAndIsSeeding() {
     Evaluation e = eval(false, node(SEED, true), node(F1, false));
     assertEquals(JobStatus.SEEDING, e.status());
-    assertEquals(List.of(new Action.EnqueueDownload(SEED)), e.actions(), "copies come one pass later");
+    assertEquals(
+        List.of(new Action.EnqueueDownload(SEED)), e.actions(), "copies come one pass later");
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
   }
 
@@ -94,8 +106,10 @@ class JobEvaluatorTest {
 
   @Test
   void aFailedVerificationFallsBackToADownload() {
-    Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
-    assertEquals(JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
+    Evaluation e =
+        eval(true, node(SEED, true, MODEL_VERIFY, failed("digest mismatch")), node(F1, false));
+    assertEquals(
+        JobStatus.REPLICATING, e.status(), "a reused seed's job never moves back to seeding");
     assertEquals(List.of(new Action.EnqueueDownload(SEED), release(1, F1)), e.actions());
     assertEquals(ACQUIRING, e.placements().get(0).state());
   }
@@ -109,7 +123,11 @@ class JobEvaluatorTest {
 
   @Test
   void aDownloadInProgressReleasesEveryPublishedObjectToFollowersAndStaysSeeding() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, pending(1)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, running(1)),
+            node(F1, false, REPLICA_COPY, pending(1)));
     assertEquals(JobStatus.SEEDING, e.status());
     assertEquals(List.of(release(1, F1)), e.actions());
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
@@ -117,35 +135,61 @@ class JobEvaluatorTest {
 
   @Test
   void followersStartAtDifferentObjects() {
-    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, List.of(
-        node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false), node(F2, false), node("127.0.0.1:25004", false),
-        node("127.0.0.1:25005", false))));
+    Evaluation e =
+        JobEvaluator.evaluate(
+            new JobFacts(
+                JobStatus.SEEDING,
+                SEED,
+                64,
+                false,
+                List.of(
+                    node(SEED, true, MODEL_DOWNLOAD, running(1)),
+                    node(F1, false),
+                    node(F2, false),
+                    node("127.0.0.1:25004", false),
+                    node("127.0.0.1:25005", false))));
     assertEquals(List.of(release(4, F1, F2, "127.0.0.1:25004", "127.0.0.1:25005")), e.actions());
   }
 
   @Test
   void aFollowerCopyingWhileTheSeedDownloadsIsAcquiringAndNeverMaterializesEarly() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
-        node(F1, false, REPLICA_COPY, new TaskCounts(0, 1, 2, 0, 0, null)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, running(1)),
+            node(F1, false, REPLICA_COPY, new TaskCounts(0, 1, 2, 0, 0, null)));
     assertEquals(JobStatus.SEEDING, e.status());
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
-    assertEquals(List.of(release(1, F1)), e.actions(), "objects not published yet are released on later passes");
-    Evaluation allCopied = eval(false, node(SEED, true, MODEL_DOWNLOAD, running(1)),
-        node(F1, false, REPLICA_COPY, done(OBJECTS)));
+    assertEquals(
+        List.of(release(1, F1)),
+        e.actions(),
+        "objects not published yet are released on later passes");
+    Evaluation allCopied =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, running(1)),
+            node(F1, false, REPLICA_COPY, done(OBJECTS)));
     assertTrue(allCopied.actions().isEmpty(), "materialize waits for the seed to finish");
   }
 
   @Test
   void aFollowerCopyingWhileTheSeedVerifiesIsAcquiringButCannotMaterializeYet() {
-    Evaluation e = eval(true, node(SEED, true, MODEL_VERIFY, running(1)), node(F1, false, REPLICA_COPY, done(OBJECTS)));
+    Evaluation e =
+        eval(
+            true,
+            node(SEED, true, MODEL_VERIFY, running(1)),
+            node(F1, false, REPLICA_COPY, done(OBJECTS)));
     assertEquals(List.of(ACQUIRING, ACQUIRING), states(e));
     assertTrue(e.actions().isEmpty(), "materialize waits for the verification to succeed");
   }
 
   @Test
   void aSeedFailureWhileFollowersCopyCancelsTheirPendingCopies() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, failed("source changed size")),
-        node(F1, false, REPLICA_COPY, new TaskCounts(2, 1, 1, 0, 0, null)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, failed("source changed size")),
+            node(F1, false, REPLICA_COPY, new TaskCounts(2, 1, 1, 0, 0, null)));
     assertEquals(JobStatus.FAILED, e.status());
     assertEquals(List.of(new Action.CancelPendingTasks(F1)), e.actions());
     assertEquals(List.of(FAILED, FAILED), states(e));
@@ -153,25 +197,49 @@ class JobEvaluatorTest {
 
   @Test
   void aFailedFollowerGetsNoFurtherCopiesAndTheOthersKeepTheirStripes() {
-    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, OBJECTS, false, List.of(
-        node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false, REPLICA_COPY, failed("disk full")),
-        node(F2, false, REPLICA_COPY, done(1))), 1));
+    Evaluation e =
+        JobEvaluator.evaluate(
+            new JobFacts(
+                JobStatus.SEEDING,
+                SEED,
+                OBJECTS,
+                false,
+                List.of(
+                    node(SEED, true, MODEL_DOWNLOAD, running(1)),
+                    node(F1, false, REPLICA_COPY, failed("disk full")),
+                    node(F2, false, REPLICA_COPY, done(1))),
+                1));
     assertEquals(List.of(ACQUIRING, FAILED, ACQUIRING), states(e));
-    assertEquals(List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+    assertEquals(
+        List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
   }
 
   @Test
   void aStagedFollowerGetsNoCopiesAndAFollowerWithoutCopiesStillAcquires() {
-    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, List.of(
-        node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)),
-        node(F2, false)), 2));
+    Evaluation e =
+        JobEvaluator.evaluate(
+            new JobFacts(
+                JobStatus.REPLICATING,
+                SEED,
+                OBJECTS,
+                false,
+                List.of(
+                    node(SEED, true, MODEL_DOWNLOAD, done(1)),
+                    node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)),
+                    node(F2, false)),
+                2));
     assertEquals(List.of(STAGED, STAGED, ACQUIRING), states(e));
-    assertEquals(List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+    assertEquals(
+        List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
   }
 
   @Test
   void aFailedDownloadFailsTheSeedAndTheJobAndStartsNoCopy() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, failed("source file not found: /x")), node(F1, false));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, failed("source file not found: /x")),
+            node(F1, false));
     assertEquals(JobStatus.FAILED, e.status());
     assertEquals("seed 127.0.0.1:25001 failed: source file not found: /x", e.lastError());
     assertEquals(List.of(FAILED, FAILED), states(e));
@@ -182,37 +250,54 @@ class JobEvaluatorTest {
 
   @Test
   void aFinishedDownloadEnqueuesCopiesForEveryFollower() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
+    Evaluation e =
+        eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
     assertEquals(List.of(release(2, F1, F2)), e.actions());
   }
 
   @Test
   void copiesInProgressEnqueueNothingMoreOnceEveryObjectIsReleased() {
-    List<NodeFacts> nodes = List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, new TaskCounts(1, 1, 2, 0, 0, null)));
-    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS));
+    List<NodeFacts> nodes =
+        List.of(
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(F1, false, REPLICA_COPY, new TaskCounts(1, 1, 2, 0, 0, null)));
+    Evaluation e =
+        JobEvaluator.evaluate(
+            new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS));
     assertEquals(JobStatus.REPLICATING, e.status());
     assertTrue(e.actions().isEmpty(), "every object released: nothing to do");
-    Evaluation partly = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS - 1));
+    Evaluation partly =
+        JobEvaluator.evaluate(
+            new JobFacts(JobStatus.REPLICATING, SEED, OBJECTS, false, nodes, OBJECTS - 1));
     assertEquals(List.of(release(1, F1)), partly.actions(), "an object still to release");
     assertEquals(List.of(STAGED, ACQUIRING), states(e));
   }
 
   @Test
   void everyObjectCopiedEnqueuesMaterializeOnce() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, done(OBJECTS)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(F1, false, REPLICA_COPY, done(OBJECTS)));
     assertEquals(List.of(new Action.EnqueueMaterialize(F1)), e.actions());
-    Evaluation again = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, pending(1)));
+    Evaluation again =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, pending(1)));
     assertTrue(again.actions().isEmpty());
     assertEquals(ACQUIRING, again.placements().get(1).state());
   }
 
   @Test
   void everyPlacementStagedCompletesTheJob() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)));
     assertEquals(JobStatus.COMPLETED, e.status());
     assertNull(e.lastError());
     assertEquals(List.of(STAGED, STAGED), states(e));
@@ -226,28 +311,48 @@ class JobEvaluatorTest {
 
   @Test
   void aFailedCopyFailsOnlyThatPlacementAndCancelsItsPendingCopies() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, new TaskCounts(2, 0, 1, 1, 0, "digest mismatch for chunk-001")),
-        node(F2, false, REPLICA_COPY, running(OBJECTS)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(
+                F1,
+                false,
+                REPLICA_COPY,
+                new TaskCounts(2, 0, 1, 1, 0, "digest mismatch for chunk-001")),
+            node(F2, false, REPLICA_COPY, running(OBJECTS)));
     assertEquals(JobStatus.REPLICATING, e.status());
     assertEquals(List.of(STAGED, FAILED, ACQUIRING), states(e));
     assertEquals("digest mismatch for chunk-001", e.placements().get(1).lastError());
-    assertEquals(List.of(new Action.CancelPendingTasks(F1)), e.actions(), "every object released already");
+    assertEquals(
+        List.of(new Action.CancelPendingTasks(F1)), e.actions(), "every object released already");
   }
 
   @Test
   void aFollowerFailureFailsTheJobOnceTheOthersFinish() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, failed("peer closed")),
-        node(F2, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(F1, false, REPLICA_COPY, failed("peer closed")),
+            node(F2, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1)));
     assertEquals(JobStatus.FAILED, e.status());
     assertEquals("1 of 3 placements failed; 127.0.0.1:25002: peer closed", e.lastError());
   }
 
   @Test
   void aFailedMaterializeFailsThePlacementWithItsReason() {
-    Evaluation e = eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)),
-        node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, failed("checksum mismatch for model.bin")));
+    Evaluation e =
+        eval(
+            false,
+            node(SEED, true, MODEL_DOWNLOAD, done(1)),
+            node(
+                F1,
+                false,
+                REPLICA_COPY,
+                done(OBJECTS),
+                MATERIALIZE,
+                failed("checksum mismatch for model.bin")));
     assertEquals(JobStatus.FAILED, e.status());
     assertEquals(FAILED, e.placements().get(1).state());
     assertEquals("checksum mismatch for model.bin", e.placements().get(1).lastError());
@@ -255,8 +360,14 @@ class JobEvaluatorTest {
 
   @Test
   void aManifestWithoutObjectsGoesStraightToMaterialize() {
-    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.REPLICATING, SEED, 0, false,
-        List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false))));
+    Evaluation e =
+        JobEvaluator.evaluate(
+            new JobFacts(
+                JobStatus.REPLICATING,
+                SEED,
+                0,
+                false,
+                List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false))));
     assertEquals(List.of(new Action.EnqueueMaterialize(F1)), e.actions());
   }
 
@@ -266,14 +377,21 @@ class JobEvaluatorTest {
    */
   @Test
   void everyEvaluatedSequenceMakesOnlyAllowedTransitions() {
-    List<List<NodeFacts>> timeline = List.of(
-        List.of(node(SEED, true), node(F1, false)),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, pending(1)), node(F1, false)),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false)),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false)),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, pending(OBJECTS))),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, done(OBJECTS))),
-        List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1))));
+    List<List<NodeFacts>> timeline =
+        List.of(
+            List.of(node(SEED, true), node(F1, false)),
+            List.of(node(SEED, true, MODEL_DOWNLOAD, pending(1)), node(F1, false)),
+            List.of(node(SEED, true, MODEL_DOWNLOAD, running(1)), node(F1, false)),
+            List.of(node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false)),
+            List.of(
+                node(SEED, true, MODEL_DOWNLOAD, done(1)),
+                node(F1, false, REPLICA_COPY, pending(OBJECTS))),
+            List.of(
+                node(SEED, true, MODEL_DOWNLOAD, done(1)),
+                node(F1, false, REPLICA_COPY, done(OBJECTS))),
+            List.of(
+                node(SEED, true, MODEL_DOWNLOAD, done(1)),
+                node(F1, false, REPLICA_COPY, done(OBJECTS), MATERIALIZE, done(1))));
     JobStatus previous = JobStatus.PLANNED;
     List<PlacementState> previousStates = List.of(PLANNED, PLANNED);
     for (List<NodeFacts> nodes : timeline) {

@@ -9,13 +9,28 @@ import org.junit.jupiter.api.Test;
 
 /** The whole transition matrix, written out, so a change to the rules is a visible change here. */
 class JobTransitionsTest {
-  private static final Set<String> JOB_EDGES = Set.of(
-      "PLANNED>SEEDING", "PLANNED>REPLICATING", "PLANNED>CANCELED", "PLANNED>FAILED", "PLANNED>COMPLETED",
-      "SEEDING>REPLICATING", "SEEDING>FAILED", "SEEDING>CANCELED", "SEEDING>COMPLETED",
-      "REPLICATING>COMPLETED", "REPLICATING>FAILED", "REPLICATING>CANCELED");
+  private static final Set<String> JOB_EDGES =
+      Set.of(
+          "PLANNED>SEEDING",
+          "PLANNED>REPLICATING",
+          "PLANNED>CANCELED",
+          "PLANNED>FAILED",
+          "PLANNED>COMPLETED",
+          "SEEDING>REPLICATING",
+          "SEEDING>FAILED",
+          "SEEDING>CANCELED",
+          "SEEDING>COMPLETED",
+          "REPLICATING>COMPLETED",
+          "REPLICATING>FAILED",
+          "REPLICATING>CANCELED");
 
-  private static final Set<String> PLACEMENT_EDGES = Set.of(
-      "PLANNED>ACQUIRING", "PLANNED>FAILED", "PLANNED>STAGED", "ACQUIRING>STAGED", "ACQUIRING>FAILED");
+  private static final Set<String> PLACEMENT_EDGES =
+      Set.of(
+          "PLANNED>ACQUIRING",
+          "PLANNED>FAILED",
+          "PLANNED>STAGED",
+          "ACQUIRING>STAGED",
+          "ACQUIRING>FAILED");
 
   @Test
   void jobTransitionsAreExactlyTheRfcDiagramPlusObservedSkips() {
@@ -39,7 +54,10 @@ class JobTransitionsTest {
 
   @Test
   void terminalJobStatesAreTerminal() {
-    assertEquals(Set.of(JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELED),
-        Set.of(JobStatus.values()).stream().filter(JobStatus::terminal).collect(java.util.stream.Collectors.toSet()));
+    assertEquals(
+        Set.of(JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELED),
+        Set.of(JobStatus.values()).stream()
+            .filter(JobStatus::terminal)
+            .collect(java.util.stream.Collectors.toSet()));
   }
 }

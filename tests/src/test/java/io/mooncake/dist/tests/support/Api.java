@@ -24,7 +24,10 @@ public final class Api {
     this(base, null, null);
   }
 
-  /** An API client sending {@code Authorization: Bearer <token>} (when not null), trusting {@code ssl} for https. */
+  /**
+   * An API client sending {@code Authorization: Bearer <token>} (when not null), trusting {@code
+   * ssl} for https.
+   */
   public Api(String base, String token, SSLContext ssl) {
     HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
     if (ssl != null) {
@@ -44,10 +47,11 @@ public final class Api {
   public record Reply(int status, JsonNode json) {}
 
   public Reply post(String path, byte[] body) {
-    return send(HttpRequest.newBuilder(URI.create(base + path))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-        .build());
+    return send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+            .build());
   }
 
   public Reply post(String path, String body) {
@@ -63,10 +67,15 @@ public final class Api {
   }
 
   public Reply job(String jobId) {
-    return get("/api/v1/model-distribution/jobs?job_id=" + java.net.URLEncoder.encode(jobId, java.nio.charset.StandardCharsets.UTF_8));
+    return get(
+        "/api/v1/model-distribution/jobs?job_id="
+            + java.net.URLEncoder.encode(jobId, java.nio.charset.StandardCharsets.UTF_8));
   }
 
-  /** Polls the job until {@code done} holds; fails with the last snapshot after {@code timeout} (a hang guard). */
+  /**
+   * Polls the job until {@code done} holds; fails with the last snapshot after {@code timeout} (a
+   * hang guard).
+   */
   public JsonNode awaitJob(String jobId, Predicate<JsonNode> done, Duration timeout) {
     Instant deadline = Instant.now().plus(timeout);
     JsonNode last = null;
@@ -89,12 +98,19 @@ public final class Api {
   }
 
   public JsonNode awaitTerminal(String jobId) {
-    return awaitJob(jobId, j -> j.get("status").asText().matches("completed|failed|canceled"), Duration.ofSeconds(90));
+    return awaitJob(
+        jobId,
+        j -> j.get("status").asText().matches("completed|failed|canceled"),
+        Duration.ofSeconds(90));
   }
 
   private Reply send(HttpRequest unsigned) {
-    HttpRequest request = token == null ? unsigned
-        : HttpRequest.newBuilder(unsigned, (k, v) -> true).header("Authorization", "Bearer " + token).build();
+    HttpRequest request =
+        token == null
+            ? unsigned
+            : HttpRequest.newBuilder(unsigned, (k, v) -> true)
+                .header("Authorization", "Bearer " + token)
+                .build();
     try {
       HttpResponse<byte[]> res = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
       JsonNode json = res.body().length == 0 ? null : Json.MAPPER.readTree(res.body());

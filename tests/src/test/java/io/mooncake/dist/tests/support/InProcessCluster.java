@@ -12,9 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A master (HTTP on an ephemeral port plus its scheduler loop) and node workers in this JVM,
- * over a real Postgres, real sockets and real files: the integration-test rig. End-to-end tests
- * use separate processes instead ({@link Processes}).
+ * A master (HTTP on an ephemeral port plus its scheduler loop) and node workers in this JVM, over a
+ * real Postgres, real sockets and real files: the integration-test rig. End-to-end tests use
+ * separate processes instead ({@link Processes}).
  */
 public final class InProcessCluster implements AutoCloseable {
   private final Database db;
@@ -26,12 +26,13 @@ public final class InProcessCluster implements AutoCloseable {
   public InProcessCluster(Database db) {
     this.db = db;
     this.scheduler = new SchedulerLoop(db, Duration.ofMillis(100)).start();
-    this.server = WebServer.builder()
-        .host("127.0.0.1")
-        .port(0)
-        .routing(r -> MasterRouting.routing(r, db, scheduler::wake))
-        .build()
-        .start();
+    this.server =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(r -> MasterRouting.routing(r, db, scheduler::wake))
+            .build()
+            .start();
     this.api = new Api("http://127.0.0.1:" + server.port());
   }
 
@@ -53,11 +54,23 @@ public final class InProcessCluster implements AutoCloseable {
   }
 
   /** As {@link #addNode(Path, int)}, publishing downloaded objects' digests in {@code digest}. */
-  public String addNode(Path dataDir, int port, io.mooncake.dist.transfer.ObjectDigest.Algorithm digest)
+  public String addNode(
+      Path dataDir, int port, io.mooncake.dist.transfer.ObjectDigest.Algorithm digest)
       throws InterruptedException {
     NodeId id = new NodeId("127.0.0.1", port);
-    NodeWorker w = new NodeWorker(new NodeWorker.Settings(id, dataDir, "127.0.0.1", 4, Duration.ofMillis(500),
-        Duration.ofSeconds(10), Duration.ofMillis(200)), db).objectDigest(digest).start();
+    NodeWorker w =
+        new NodeWorker(
+                new NodeWorker.Settings(
+                    id,
+                    dataDir,
+                    "127.0.0.1",
+                    4,
+                    Duration.ofMillis(500),
+                    Duration.ofSeconds(10),
+                    Duration.ofMillis(200)),
+                db)
+            .objectDigest(digest)
+            .start();
     workers.add(w);
     return id.toString();
   }

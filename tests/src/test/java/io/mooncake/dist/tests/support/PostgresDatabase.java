@@ -15,13 +15,13 @@ import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
- * A fresh, migrated database per test class. The server is the one named by
- * {@code MOONCAKE_TEST_DB_URL} (a JDBC URL to an administrative database such as
- * {@code jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}); without it, a Testcontainers
+ * A fresh, migrated database per test class. The server is the one named by {@code
+ * MOONCAKE_TEST_DB_URL} (a JDBC URL to an administrative database such as {@code
+ * jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}); without it, a Testcontainers
  * PostgreSQL when Docker is available; otherwise the test fails saying what to provide.
  *
- * <p>The database's time zone is set to a non-UTC zone so timestamp handling that silently
- * assumes UTC shows up in tests (as db-scheduler's fixture does).
+ * <p>The database's time zone is set to a non-UTC zone so timestamp handling that silently assumes
+ * UTC shows up in tests (as db-scheduler's fixture does).
  */
 public final class PostgresDatabase implements BeforeAllCallback, AfterAllCallback {
   private static PostgreSQLContainer container;
@@ -34,9 +34,17 @@ public final class PostgresDatabase implements BeforeAllCallback, AfterAllCallba
   @Override
   public void beforeAll(ExtensionContext context) throws SQLException {
     adminUrl = adminUrl();
-    name = "mc_" + context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "")
-        + "_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+    name =
+        "mc_"
+            + context
+                .getRequiredTestClass()
+                .getSimpleName()
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^a-z0-9]", "")
+            + "_"
+            + UUID.randomUUID().toString().substring(0, 8);
+    try (Connection c = DriverManager.getConnection(adminUrl);
+        Statement st = c.createStatement()) {
       st.execute("CREATE DATABASE " + name);
       st.execute("ALTER DATABASE " + name + " SET timezone TO 'Asia/Kolkata'");
     }
@@ -50,7 +58,8 @@ public final class PostgresDatabase implements BeforeAllCallback, AfterAllCallba
     if (database != null) {
       database.close();
     }
-    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(adminUrl);
+        Statement st = c.createStatement()) {
       st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     }
   }
@@ -71,14 +80,19 @@ public final class PostgresDatabase implements BeforeAllCallback, AfterAllCallba
     }
     if (container == null) {
       if (!dockerAvailable()) {
-        throw new IllegalStateException("No test database: set MOONCAKE_TEST_DB_URL to a PostgreSQL admin JDBC URL "
-            + "(e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres) or make Docker available for Testcontainers");
+        throw new IllegalStateException(
+            "No test database: set MOONCAKE_TEST_DB_URL to a PostgreSQL admin JDBC URL "
+                + "(e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres) or make Docker available for Testcontainers");
       }
       container = new PostgreSQLContainer("postgres:15-alpine");
       container.start();
     }
-    return container.getJdbcUrl() + (container.getJdbcUrl().contains("?") ? "&" : "?")
-        + "user=" + container.getUsername() + "&password=" + container.getPassword();
+    return container.getJdbcUrl()
+        + (container.getJdbcUrl().contains("?") ? "&" : "?")
+        + "user="
+        + container.getUsername()
+        + "&password="
+        + container.getPassword();
   }
 
   private static boolean dockerAvailable() {

@@ -11,10 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A PostgreSQL server of our own, made with the installed {@code initdb} and driven with
- * {@code pg_ctl}, for tests that must stop and start the database (the shared test server must
- * never be restarted under other test classes). Trust auth on 127.0.0.1 and a port of its own;
- * as root the server runs as the {@code postgres} user, which initdb requires.
+ * A PostgreSQL server of our own, made with the installed {@code initdb} and driven with {@code
+ * pg_ctl}, for tests that must stop and start the database (the shared test server must never be
+ * restarted under other test classes). Trust auth on 127.0.0.1 and a port of its own; as root the
+ * server runs as the {@code postgres} user, which initdb requires.
  */
 public final class PrivatePostgres implements AutoCloseable {
   private final Path bin;
@@ -29,13 +29,19 @@ public final class PrivatePostgres implements AutoCloseable {
     this.asPostgresUser = asPostgresUser;
   }
 
-  /** The directory holding {@code initdb} and {@code pg_ctl}, or null when PostgreSQL's server binaries are not installed. */
+  /**
+   * The directory holding {@code initdb} and {@code pg_ctl}, or null when PostgreSQL's server
+   * binaries are not installed.
+   */
   public static Path findBinaries() {
     List<Path> candidates = new ArrayList<>();
     Path debian = Path.of("/usr/lib/postgresql");
     if (Files.isDirectory(debian)) {
       try (Stream<Path> versions = Files.list(debian)) {
-        versions.map(v -> v.resolve("bin")).sorted(Comparator.reverseOrder()).forEach(candidates::add);
+        versions
+            .map(v -> v.resolve("bin"))
+            .sorted(Comparator.reverseOrder())
+            .forEach(candidates::add);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -45,8 +51,11 @@ public final class PrivatePostgres implements AutoCloseable {
         candidates.add(Path.of(p));
       }
     }
-    return candidates.stream().filter(d -> Files.isExecutable(d.resolve("initdb")) && Files.isExecutable(d.resolve("pg_ctl")))
-        .findFirst().orElse(null);
+    return candidates.stream()
+        .filter(
+            d -> Files.isExecutable(d.resolve("initdb")) && Files.isExecutable(d.resolve("pg_ctl")))
+        .findFirst()
+        .orElse(null);
   }
 
   /** initdb in a fresh directory under /tmp and start the server. */
@@ -58,8 +67,18 @@ public final class PrivatePostgres implements AutoCloseable {
     if (root) {
       pg.run(List.of("chown", "postgres", dir.toString()), false);
     }
-    pg.run(List.of(bin.resolve("initdb").toString(), "-D", dir.resolve("data").toString(), "-U", "postgres",
-        "--auth=trust", "--no-sync", "-E", "UTF8"), true);
+    pg.run(
+        List.of(
+            bin.resolve("initdb").toString(),
+            "-D",
+            dir.resolve("data").toString(),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8"),
+        true);
     pg.start();
     return pg;
   }
@@ -70,15 +89,36 @@ public final class PrivatePostgres implements AutoCloseable {
   }
 
   public void start() throws IOException, InterruptedException {
-    run(List.of(bin.resolve("pg_ctl").toString(), "-D", dir.resolve("data").toString(), "-l",
-        dir.resolve("server.log").toString(), "-w", "-t", "60", "-o",
-        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off", "start"), true);
+    run(
+        List.of(
+            bin.resolve("pg_ctl").toString(),
+            "-D",
+            dir.resolve("data").toString(),
+            "-l",
+            dir.resolve("server.log").toString(),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start"),
+        true);
   }
 
   /** A fast shutdown, as a restart or failover does it: every session is terminated. */
   public void stop() throws IOException, InterruptedException {
-    run(List.of(bin.resolve("pg_ctl").toString(), "-D", dir.resolve("data").toString(), "-m", "fast", "-w",
-        "-t", "60", "stop"), true);
+    run(
+        List.of(
+            bin.resolve("pg_ctl").toString(),
+            "-D",
+            dir.resolve("data").toString(),
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            "60",
+            "stop"),
+        true);
   }
 
   /** The server's own log, for failure messages. */
@@ -93,8 +133,16 @@ public final class PrivatePostgres implements AutoCloseable {
   @Override
   public void close() {
     try {
-      run(List.of(bin.resolve("pg_ctl").toString(), "-D", dir.resolve("data").toString(), "-m", "immediate",
-          "-w", "stop"), true);
+      run(
+          List.of(
+              bin.resolve("pg_ctl").toString(),
+              "-D",
+              dir.resolve("data").toString(),
+              "-m",
+              "immediate",
+              "-w",
+              "stop"),
+          true);
     } catch (IOException | RuntimeException e) {
       // already stopped
     } catch (InterruptedException e) {
@@ -107,7 +155,8 @@ public final class PrivatePostgres implements AutoCloseable {
     }
   }
 
-  private void run(List<String> command, boolean asServerUser) throws IOException, InterruptedException {
+  private void run(List<String> command, boolean asServerUser)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     if (asServerUser && asPostgresUser) {
       cmd.addAll(List.of("runuser", "-u", "postgres", "--"));
@@ -120,7 +169,8 @@ public final class PrivatePostgres implements AutoCloseable {
       throw new IllegalStateException(String.join(" ", cmd) + " did not finish");
     }
     if (p.exitValue() != 0) {
-      throw new IllegalStateException(String.join(" ", cmd) + " failed (" + p.exitValue() + "): " + out);
+      throw new IllegalStateException(
+          String.join(" ", cmd) + " failed (" + p.exitValue() + "): " + out);
     }
   }
 }

@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-/** The real launchers in {@code bin/}, started as separate OS processes with their output in files. */
+/**
+ * The real launchers in {@code bin/}, started as separate OS processes with their output in files.
+ */
 public final class Processes implements AutoCloseable {
   private final Path logDir;
   private final List<Process> started = new ArrayList<>();
@@ -53,10 +55,11 @@ public final class Processes implements AutoCloseable {
     cmd.addAll(List.of(args));
     try {
       Files.createDirectories(logDir);
-      Process p = new ProcessBuilder(cmd)
-          .redirectErrorStream(true)
-          .redirectOutput(logDir.resolve(name + ".log").toFile())
-          .start();
+      Process p =
+          new ProcessBuilder(cmd)
+              .redirectErrorStream(true)
+              .redirectOutput(logDir.resolve(name + ".log").toFile())
+              .start();
       started.add(p);
       byName.put(name, p);
       return p;

@@ -23,15 +23,27 @@ public final class Requests {
   }
 
   /** One model file of a test manifest. */
-  public record FileSpec(String path, long size, long chunkSize, String checksum, String downloadUrl) {}
+  public record FileSpec(
+      String path, long size, long chunkSize, String checksum, String downloadUrl) {}
 
-  /** A request for {@code model_id}/{@code revision} with the given files, seed first in targets. */
-  public static String job(String jobId, String modelId, String revision, List<FileSpec> files, String seed,
+  /**
+   * A request for {@code model_id}/{@code revision} with the given files, seed first in targets.
+   */
+  public static String job(
+      String jobId,
+      String modelId,
+      String revision,
+      List<FileSpec> files,
+      String seed,
       List<String> targets) {
     ObjectNode root = Json.MAPPER.createObjectNode();
     root.put("job_id", jobId);
     ObjectNode model = root.putObject("model");
-    model.put("model_id", modelId).put("revision", revision).put("format", "bin").put("provider", "local");
+    model
+        .put("model_id", modelId)
+        .put("revision", revision)
+        .put("format", "bin")
+        .put("provider", "local");
     ObjectNode manifest = root.putObject("manifest");
     manifest.setAll(model.deepCopy());
     manifest.put("total_size_bytes", files.stream().mapToLong(FileSpec::size).sum());
@@ -39,7 +51,10 @@ public final class Requests {
     ArrayNode fileNodes = manifest.putArray("files");
     for (FileSpec f : files) {
       ObjectNode n = fileNodes.addObject();
-      n.put("path", f.path()).put("size_bytes", f.size()).put("checksum", f.checksum()).put("download_url", f.downloadUrl());
+      n.put("path", f.path())
+          .put("size_bytes", f.size())
+          .put("checksum", f.checksum())
+          .put("download_url", f.downloadUrl());
       int chunks = (int) ((f.size() + f.chunkSize() - 1) / f.chunkSize());
       String prefix = modelId + "/" + revision + "/" + f.path();
       ObjectNode artifact = n.putObject("artifact");
@@ -48,7 +63,10 @@ public final class Requests {
       for (int i = 0; i < chunks; i++) {
         ids.add(prefix + String.format("/chunk-%03d", i));
       }
-      n.putObject("chunk_layout").put("chunk_size_bytes", f.chunkSize()).put("chunk_count", chunks).put("object_prefix", prefix);
+      n.putObject("chunk_layout")
+          .put("chunk_size_bytes", f.chunkSize())
+          .put("chunk_count", chunks)
+          .put("object_prefix", prefix);
     }
     root.put("seed_node_id", seed);
     ArrayNode t = root.putArray("target_nodes");

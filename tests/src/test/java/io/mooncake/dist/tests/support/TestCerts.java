@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * PKCS#8 keys, valid one day). A missing {@code openssl} fails the test rather than skipping it.
  */
 public final class TestCerts {
-  private static final String CONFIG = """
+  private static final String CONFIG =
+      """
       [req]
       distinguished_name = dn
       [dn]
@@ -42,32 +43,75 @@ public final class TestCerts {
 
   public Pair ca(String name) {
     Pair ca = new Pair(dir.resolve(name + ".pem"), dir.resolve(name + ".key"));
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-        ca.key().toString(), "-out", ca.certificate().toString(), "-days", "1", "-subj", "/CN=" + name, "-config",
-        dir.resolve("openssl.cnf").toString(), "-extensions", "ca");
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        ca.key().toString(),
+        "-out",
+        ca.certificate().toString(),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=" + name,
+        "-config",
+        dir.resolve("openssl.cnf").toString(),
+        "-extensions",
+        "ca");
     return ca;
   }
 
   public Pair leaf(String name, Pair ca) {
     Pair leaf = new Pair(dir.resolve(name + ".pem"), dir.resolve(name + ".key"));
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-        leaf.key().toString(), "-out", leaf.certificate().toString(), "-days", "1", "-subj", "/CN=" + name, "-config",
-        dir.resolve("openssl.cnf").toString(), "-extensions", "leaf", "-CA", ca.certificate().toString(), "-CAkey",
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        leaf.key().toString(),
+        "-out",
+        leaf.certificate().toString(),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=" + name,
+        "-config",
+        dir.resolve("openssl.cnf").toString(),
+        "-extensions",
+        "leaf",
+        "-CA",
+        ca.certificate().toString(),
+        "-CAkey",
         ca.key().toString());
     return leaf;
   }
 
-  /** A client TLS context that trusts exactly the certificates in {@code pem} (e.g. a CA from {@link #ca}). */
+  /**
+   * A client TLS context that trusts exactly the certificates in {@code pem} (e.g. a CA from {@link
+   * #ca}).
+   */
   public static javax.net.ssl.SSLContext trusting(Path pem) {
     try (java.io.InputStream in = Files.newInputStream(pem)) {
-      java.security.KeyStore trust = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+      java.security.KeyStore trust =
+          java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
       trust.load(null, null);
       int i = 0;
-      for (java.security.cert.Certificate c : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+      for (java.security.cert.Certificate c :
+          java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
         trust.setCertificateEntry("trusted-" + i++, c);
       }
       javax.net.ssl.TrustManagerFactory tmf =
-          javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+          javax.net.ssl.TrustManagerFactory.getInstance(
+              javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trust);
       javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
       ctx.init(null, tmf.getTrustManagers(), null);
@@ -87,7 +131,8 @@ public final class TestCerts {
         throw new AssertionError(String.join(" ", command) + " failed:\n" + output);
       }
     } catch (IOException e) {
-      throw new AssertionError("TLS tests need the openssl command line tool: " + e.getMessage(), e);
+      throw new AssertionError(
+          "TLS tests need the openssl command line tool: " + e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new AssertionError("interrupted running openssl", e);

@@ -57,12 +57,17 @@ public final class TestFiles {
     }
   }
 
-  /** Writes {@code content} to a new file only its owner may read (mode 600), as token and secret files must be. */
+  /**
+   * Writes {@code content} to a new file only its owner may read (mode 600), as token and secret
+   * files must be.
+   */
   public static Path privateFile(Path file, String content) {
     try {
       Files.createDirectories(file.getParent());
-      Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+      Files.createFile(
+          file,
+          java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+              java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
       Files.writeString(file, content);
       return file;
     } catch (IOException e) {
