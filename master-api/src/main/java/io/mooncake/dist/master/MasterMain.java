@@ -176,6 +176,7 @@ public final class MasterMain implements Callable<Integer> {
         return 2;
       }
       try {
+        io.mooncake.dist.db.SecretFiles.requireOwnerOnly(tlsKey, "private key");
         key = PemFiles.privateKey(tlsKey);
       } catch (IllegalArgumentException e) {
         System.err.println("mooncake_master: --tls-key: " + e.getMessage());

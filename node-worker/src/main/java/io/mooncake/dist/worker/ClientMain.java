@@ -330,6 +330,11 @@ public final class ClientMain implements Callable<Integer> {
               + String.join(", ", missing));
     }
     try {
+      io.mooncake.dist.db.SecretFiles.requireOwnerOnly(tlsKey, "private key");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--chunk-tls-key: " + e.getMessage(), e);
+    }
+    try {
       return ChunkTls.fromPem(tlsCert, tlsKey, tlsCa);
     } catch (ChunkTls.InvalidFileException e) {
       String flag =

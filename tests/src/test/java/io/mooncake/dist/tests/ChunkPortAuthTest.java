@@ -171,7 +171,7 @@ class ChunkPortAuthTest {
     Files.writeString(open, "x".repeat(64));
     Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
     assertFailsToStart(
-        "--cluster-secret-file: " + open + " is readable by other users",
+        "--cluster-secret-file: " + open + ": group or others may access this secret file",
         "--cluster-secret-file",
         open.toString());
 
@@ -209,6 +209,16 @@ class ChunkPortAuthTest {
         node.certificate().toString(),
         "--chunk-tls-key",
         ca.key().toString(),
+        "--chunk-tls-ca",
+        ca.certificate().toString());
+    Path openKey = Files.copy(node.key(), tmp.resolve("open-node.key"));
+    Files.setPosixFilePermissions(openKey, PosixFilePermissions.fromString("rw-r-----"));
+    assertFailsToStart(
+        "--chunk-tls-key: " + openKey + ": group or others may access this private key",
+        "--chunk-tls-cert",
+        node.certificate().toString(),
+        "--chunk-tls-key",
+        openKey.toString(),
         "--chunk-tls-ca",
         ca.certificate().toString());
     assertFailsToStart(
