@@ -93,12 +93,13 @@ final class DistributionService implements HttpService {
     }
   }
 
+  /** The {@code job_id} parameter, checked by the same rule as a created job's id. */
   private static String requiredJobId(ServerRequest req) {
     String jobId = req.query().first("job_id").orElse("");
     if (jobId.isEmpty()) {
       throw new ApiError(400, "job_id", "query parameter job_id is required");
     }
-    return jobId;
+    return io.mooncake.dist.master.validation.Identifiers.jobId(jobId, "job_id");
   }
 
   private JobSnapshot snapshot(String jobId) {
