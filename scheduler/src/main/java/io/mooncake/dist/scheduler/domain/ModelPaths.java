@@ -24,6 +24,9 @@ public final class ModelPaths {
 
   public static Path modelDir(Path dataDir, ModelRef model) {
     Path models = dataDir.resolve("models").normalize();
+    for (String segment : model.modelId().split("/", -1)) {
+      oneLevel(segment, model); // the master refuses these too: '.', '..' or empty segments
+    }
     Path dir =
         models
             .resolve(oneLevel(model.provider(), model))
