@@ -53,7 +53,8 @@ final class DistributionService implements HttpService {
     sources.check(parsed.request());
     String jobId = parsed.request().jobId();
     CreateResult result =
-        jobs.create(parsed.request(), parsed.canonicalSha256(), parsed.json().toString());
+        jobs.create(
+            parsed.request(), parsed.canonicalSha256(), parsed.json().toString(), sources.rules());
     switch (result) {
       case CONFLICT ->
           throw new ApiError(

@@ -69,8 +69,22 @@ public final class MasterMain implements Callable<Integer> {
       defaultValue = "",
       description =
           "Comma-separated sources seeds may read: file:///<dir>/ roots and http(s)://<host>[:<port>] origins; "
-              + "empty (the default, for local use) allows any source.")
+              + "checked when a job is created and by the seed on every redirect hop. Without it (or "
+              + "--allow-any-source) every job is refused.")
   String allowedSources;
+
+  @Option(
+      names = "--allow-any-source",
+      description =
+          "Let seeds read any file or HTTP(S) source (local use, demos). Contradicts --allowed-sources.")
+  boolean allowAnySource;
+
+  @Option(
+      names = "--public-sources-only",
+      description =
+          "HTTP(S) sources, and every redirect hop, must resolve to public addresses only: no "
+              + "loopback, link-local (cloud metadata), private or shared ranges.")
+  boolean publicSourcesOnly;
 
   @Option(
       names = "--node-grace-seconds",
@@ -136,9 +150,17 @@ public final class MasterMain implements Callable<Integer> {
     }
     SourcePolicy sources;
     try {
-      sources = SourcePolicy.parse(allowedSources);
+      sources =
+          SourcePolicy.of(
+              io.mooncake.dist.scheduler.domain.SourceRules.parse(
+                  allowedSources, allowAnySource, publicSourcesOnly));
     } catch (IllegalArgumentException e) {
       System.err.println("mooncake_master: --allowed-sources: " + e.getMessage());
+      return 2;
+    }
+    if (allowAnySource && !allowedSources.isBlank()) {
+      System.err.println(
+          "mooncake_master: --allow-any-source and --allowed-sources contradict each other; pass one");
       return 2;
     }
     ApiAccess access;
@@ -219,6 +241,13 @@ public final class MasterMain implements Callable<Integer> {
         server.port(),
         Database.redact(dbUrl),
         access.enabled() ? "bearer tokens required" : "NO AUTHENTICATION (--no-auth)");
+    if (sources.rules().allowsNothing()) {
+      log.warn(
+          "no model source is allowed: every job will be refused until the master runs with "
+              + "--allowed-sources <roots and origins> (or --allow-any-source for local use)");
+    } else {
+      log.info("model sources allowed: {}", sources.rules().describe());
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

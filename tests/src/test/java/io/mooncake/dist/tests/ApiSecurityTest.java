@@ -52,6 +52,7 @@ class ApiSecurityTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(port),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--api-tokens-file",

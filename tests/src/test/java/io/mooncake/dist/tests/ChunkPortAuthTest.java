@@ -250,6 +250,7 @@ class ChunkPortAuthTest {
         "mooncake_master",
         "--http-port",
         String.valueOf(httpPort),
+        "--allow-any-source",
         "--db-url",
         pg.url(),
         "--scheduler-tick-ms",

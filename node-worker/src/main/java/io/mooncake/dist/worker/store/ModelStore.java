@@ -137,7 +137,8 @@ public final class ModelStore {
     LinkedHashMap<String, String> result = new LinkedHashMap<>();
     long before = 0;
     for (FilePlan file : payload.files()) {
-      Map<String, String> digests = downloadFile(payload.model(), file, before, progress, sink);
+      Map<String, String> digests =
+          downloadFile(payload.model(), payload.sourcesOrAny(), file, before, progress, sink);
       for (ObjectPlan o : file.objects()) {
         result.put(o.objectId(), digests.get(o.objectId()));
       }
@@ -153,12 +154,18 @@ public final class ModelStore {
   }
 
   private Map<String, String> downloadFile(
-      ModelRef model, FilePlan file, long before, LongConsumer progress, ObjectSink sink)
+      ModelRef model,
+      io.mooncake.dist.scheduler.domain.SourceRules rules,
+      FilePlan file,
+      long before,
+      LongConsumer progress,
+      ObjectSink sink)
       throws StoreException {
     List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
     Path target = resolve(model, file);
     Path partial = FileOps.partialOf(target);
     String url = file.downloadUrl();
+    String shown = io.mooncake.dist.scheduler.domain.SourceUrls.display(url);
     if (url == null || url.isBlank()) {
       throw new StoreException("no download_url for " + file.path(), false);
     }
@@ -167,11 +174,11 @@ public final class ModelStore {
     try {
       Map<String, String> digests = null;
       // The source is opened first so a refused source (404, missing file) never touches the disk.
-      try (InputStream in = sources.open(url, file.sizeBytes())) {
+      try (InputStream in = sources.open(url, file.sizeBytes(), rules)) {
         digests =
             writePartial(
                 in,
-                url,
+                shown,
                 file,
                 objects,
                 partial,
@@ -179,18 +186,18 @@ public final class ModelStore {
                 sink);
       } catch (IOException e) {
         // Only closing the source can land here; every byte is already written and checked.
-        log.debug("closing source {} failed: {}", url, e.toString());
+        log.debug("closing source {} failed: {}", shown, e.toString());
       }
       FileOps.commit(partial, target);
       committed = true;
       stamps.record(target, file, digests, Checksums.sha256HexOrNull(file.sha256()));
-      log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), url);
+      log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), shown);
       return digests;
     } catch (StoreException e) {
       log.warn(
           "download of {} from {} failed (retryable={}): {}",
           file.path(),
-          url,
+          shown,
           e.retryable(),
           e.getMessage());
       throw e;
