@@ -223,17 +223,41 @@ public final class MasterMain implements Callable<Integer> {
                     SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY))
             .start();
     WebServerConfig.Builder web =
-        WebServer.builder()
-            .host(bindHost)
-            .port(httpPort)
-            .maxPayloadSize(64L * 1024 * 1024)
-            .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access));
+        ServerLimits.apply(
+            WebServer.builder()
+                .host(bindHost)
+                .port(httpPort)
+                .maxPayloadSize(64L * 1024 * 1024)
+                .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access)));
     if (key != null) {
       PrivateKey tlsPrivateKey = key;
       List<X509Certificate> tlsChain = chain;
       web.tls(t -> t.privateKey(tlsPrivateKey).privateKeyCertChain(tlsChain));
     }
-    WebServer server = web.build().start();
+    WebServer started;
+    try {
+      started = web.build().start();
+    } catch (RuntimeException e) {
+      started = null;
+      log.debug("the HTTP server did not start", e);
+    }
+    if (started == null || !started.isRunning() || started.port() <= 0) {
+      // Helidon logs a bind failure and returns a server without a listener; a master that cannot
+      // serve must not keep running as if it did.
+      System.err.println(
+          "mooncake_master: cannot listen on "
+              + bindHost
+              + ":"
+              + httpPort
+              + " (port in use, or the address is not this host's)");
+      if (started != null) {
+        started.stop();
+      }
+      scheduler.close();
+      db.close();
+      return 4;
+    }
+    WebServer server = started;
     log.info(
         "mooncake_master serving {}://{}:{} (database {}, {})",
         key != null ? "https" : "http",
