@@ -34,6 +34,11 @@ public final class SourceOpener {
   /** How long a source may take to answer a request with its status and headers. */
   static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(60);
 
+  /** How long a source's body may go without a byte before the download fails (retryable). */
+  static final Duration STALL_TIMEOUT = Duration.ofSeconds(60);
+
+  private final Duration stallTimeout;
+
   private final HttpClient http;
   private final SourceCredentials credentials;
 
@@ -48,6 +53,12 @@ public final class SourceOpener {
    * the HTTP client, so a header is only ever sent to the origin it was configured for.
    */
   public SourceOpener(SourceCredentials credentials) {
+    this(credentials, STALL_TIMEOUT);
+  }
+
+  /** As above, failing a body that sends no byte for {@code stallTimeout} (tests shorten it). */
+  SourceOpener(SourceCredentials credentials, Duration stallTimeout) {
+    this.stallTimeout = stallTimeout;
     this.http =
         HttpClient.newBuilder()
             .followRedirects(HttpClient.Redirect.NEVER)
@@ -217,7 +228,7 @@ public final class SourceOpener {
                 + expectedSize,
             false);
       }
-      return response.body();
+      return new StallGuard(response.body(), stallTimeout, describe(url, current));
     }
   }
 

@@ -117,4 +117,35 @@ class SourceRulesOnTheSeedTest {
       assertFalse(e.getMessage().contains("pw@"), e.getMessage());
     }
   }
+
+  @Test
+  void aSourceThatStallsMidBodyFailsRetryablyInsteadOfHoldingTheSlot() throws Exception {
+    try (java.net.ServerSocket server =
+        new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress())) {
+      Thread.ofPlatform()
+          .daemon()
+          .start(
+              () -> {
+                try (java.net.Socket s = server.accept()) {
+                  s.getInputStream().read(new byte[4096]);
+                  s.getOutputStream()
+                      .write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc".getBytes());
+                  s.getOutputStream().flush();
+                  Thread.sleep(30_000);
+                } catch (Exception e) {
+                  // the test is over
+                }
+              });
+      SourceOpener impatient =
+          new SourceOpener(SourceCredentials.NONE, java.time.Duration.ofMillis(500));
+      long started = System.nanoTime();
+      try (InputStream in =
+          impatient.open("http://127.0.0.1:" + server.getLocalPort() + "/m.bin", 1000)) {
+        assertEquals(3, in.readNBytes(3).length);
+        java.io.IOException e = assertThrows(java.io.IOException.class, in::read);
+        assertTrue(e.getMessage().contains("no byte from"), e.getMessage());
+      }
+      assertTrue(System.nanoTime() - started < java.time.Duration.ofSeconds(10).toNanos());
+    }
+  }
 }
