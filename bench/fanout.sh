@@ -232,7 +232,7 @@ fi
 
 # --- mooncake --------------------------------------------------------------------------------------
 psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
-"$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --bind-host 127.0.0.1 --db-url "$MASTER_DB" \
+"$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --allow-any-source --bind-host 127.0.0.1 --db-url "$MASTER_DB" \
   --scheduler-tick-ms 200 > "$WORK/logs/master.log" 2>&1 & PIDS+=($!); MASTER_PID=$!
 API="http://127.0.0.1:$HTTP_PORT"
 for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done

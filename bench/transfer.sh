@@ -110,7 +110,7 @@ T_DD=$(printf '%s\n' "${t_dd[@]}" | median)
 
 # --- ours ----------------------------------------------------------------------------------------
 psql -q "$PSQL_ADMIN" -c "CREATE DATABASE $DB" >/dev/null
-"$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --db-url "$DB_URL" --scheduler-tick-ms 200 \
+"$ROOT/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --allow-any-source --db-url "$DB_URL" --scheduler-tick-ms 200 \
   > "$WORK/logs/master.log" 2>&1 & PIDS+=($!)
 API="http://127.0.0.1:$HTTP_PORT"
 for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done

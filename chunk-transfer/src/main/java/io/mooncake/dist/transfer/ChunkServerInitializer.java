@@ -26,6 +26,10 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
 
   private final io.netty.handler.traffic.GlobalTrafficShapingHandler uploadLimit;
 
+  /** This server's caps on connections that have not authenticated yet. */
+  private final Unauthenticated unauthenticated =
+      new Unauthenticated(Unauthenticated.MAX_TOTAL, Unauthenticated.MAX_PER_ADDRESS);
+
   ChunkServerInitializer(
       SourceResolver resolver,
       Executor blocking,
@@ -45,6 +49,13 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
 
   @Override
   protected void initChannel(SocketChannel ch) {
+    Unauthenticated.Slot slot = unauthenticated.admit(ch.remoteAddress());
+    if (slot == null) {
+      // Over a cap: closed before a byte is sent, so a flood costs no handshake state.
+      ServerHandshakeHandler.refusedAtCap(ch.remoteAddress());
+      ch.close();
+      return;
+    }
     channels.add(ch);
     if (uploadLimit != null) {
       // One shaper for every connection: the node's whole uplink is limited, not each peer.
@@ -67,7 +78,8 @@ final class ChunkServerInitializer extends ChannelInitializer<SocketChannel> {
         .addLast(
             "idle", new IdleStateHandler(true, 0, 0, idleTimeout.toMillis(), TimeUnit.MILLISECONDS))
         .addLast(
-            "handshake", new ServerHandshakeHandler(security.secret(), security.handshakeTimeout()))
+            "handshake",
+            new ServerHandshakeHandler(security.secret(), security.handshakeTimeout(), slot))
         .addLast("request-decoder", new RequestDecoder())
         .addLast("response-encoder", new ResponseHeaderEncoder())
         .addLast("handler", new ChunkRequestHandler(resolver, blocking, bytesServed, chunked));

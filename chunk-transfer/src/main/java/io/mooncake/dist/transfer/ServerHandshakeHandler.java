@@ -30,15 +30,45 @@ final class ServerHandshakeHandler extends ByteToMessageDecoder {
 
   static final String REFUSED = "not a cluster member: authentication failed";
 
+  /** At most one WARN line per this many ms for refused proofs, and one for refusals at a cap. */
+  static final long WARN_EVERY_MS = 10_000;
+
+  private static final RateLimitedWarning BAD_PROOF = new RateLimitedWarning(WARN_EVERY_MS);
+  private static final RateLimitedWarning AT_CAP = new RateLimitedWarning(WARN_EVERY_MS);
+
   private final byte[] secret;
   private final Duration timeout;
+  private final Unauthenticated.Slot slot;
   private byte[] serverNonce;
   private ScheduledFuture<?> timer;
   private boolean failed;
 
   ServerHandshakeHandler(byte[] secret, Duration timeout) {
+    this(secret, timeout, null);
+  }
+
+  /**
+   * @param slot this connection's hold on the unauthenticated-connection caps, given back once the
+   *     peer authenticates or the connection ends; null when not capped
+   */
+  ServerHandshakeHandler(byte[] secret, Duration timeout, Unauthenticated.Slot slot) {
     this.secret = secret;
     this.timeout = timeout;
+    this.slot = slot;
+  }
+
+  /** Logs (rate-limited) that a connection was closed on arrival at an unauthenticated cap. */
+  static void refusedAtCap(java.net.SocketAddress remote) {
+    long suppressed = AT_CAP.tryWarn();
+    if (suppressed >= 0) {
+      log.warn(
+          "closed chunk connection from {} on arrival: too many unauthenticated connections"
+              + " (at most {} in all, {} per address){}",
+          remote,
+          Unauthenticated.MAX_TOTAL,
+          Unauthenticated.MAX_PER_ADDRESS,
+          suppressed > 0 ? "; " + suppressed + " more since the last such line" : "");
+    }
   }
 
   @Override
@@ -63,13 +93,22 @@ final class ServerHandshakeHandler extends ByteToMessageDecoder {
 
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    // Removed after the proof, or with the whole pipeline when the connection closes.
     cancelTimer();
+    releaseSlot();
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     cancelTimer();
+    releaseSlot();
     super.channelInactive(ctx);
+  }
+
+  private void releaseSlot() {
+    if (slot != null) {
+      slot.release();
+    }
   }
 
   @Override
@@ -122,9 +161,17 @@ final class ServerHandshakeHandler extends ByteToMessageDecoder {
     byte[] clientProof = Handshake.read(in, Protocol.MAC_BYTES);
     byte[] expected = Handshake.proof(secret, Handshake.CLIENT_LABEL, serverNonce, clientNonce);
     if (!Handshake.matches(expected, clientProof)) {
-      log.warn(
-          "refused chunk connection from {}: its proof does not match the cluster secret",
-          ctx.channel().remoteAddress());
+      long suppressed = BAD_PROOF.tryWarn();
+      if (suppressed >= 0) {
+        log.warn(
+            "refused chunk connection from {}: its proof does not match the cluster secret{}",
+            ctx.channel().remoteAddress(),
+            suppressed > 0 ? " (" + suppressed + " more refused since the last such line)" : "");
+      } else {
+        log.debug(
+            "refused chunk connection from {}: its proof does not match the cluster secret",
+            ctx.channel().remoteAddress());
+      }
       in.skipBytes(in.readableBytes());
       refuse(ctx, Status.UNAUTHENTICATED, REFUSED);
       return;

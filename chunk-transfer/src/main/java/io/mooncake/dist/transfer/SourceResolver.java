@@ -78,7 +78,10 @@ final class SourceResolver {
   private Outcome open(String id, FileRange range, long offset, long length) {
     FileChannel file = null;
     try {
-      file = FileChannel.open(range.file(), StandardOpenOption.READ);
+      // The locator hands out real paths; a link put in their place since is not followed.
+      file =
+          FileChannel.open(
+              range.file(), StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS);
       if (range.arrival() != null) {
         // Still arriving: the file grows as the bytes land, so its size proves nothing yet.
         if (range.arrival().failed()) {

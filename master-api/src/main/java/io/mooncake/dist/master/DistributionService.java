@@ -53,7 +53,8 @@ final class DistributionService implements HttpService {
     sources.check(parsed.request());
     String jobId = parsed.request().jobId();
     CreateResult result =
-        jobs.create(parsed.request(), parsed.canonicalSha256(), parsed.json().toString());
+        jobs.create(
+            parsed.request(), parsed.canonicalSha256(), parsed.json().toString(), sources.rules());
     switch (result) {
       case CONFLICT ->
           throw new ApiError(
@@ -93,12 +94,13 @@ final class DistributionService implements HttpService {
     }
   }
 
+  /** The {@code job_id} parameter, checked by the same rule as a created job's id. */
   private static String requiredJobId(ServerRequest req) {
     String jobId = req.query().first("job_id").orElse("");
     if (jobId.isEmpty()) {
       throw new ApiError(400, "job_id", "query parameter job_id is required");
     }
-    return jobId;
+    return io.mooncake.dist.master.validation.Identifiers.jobId(jobId, "job_id");
   }
 
   private JobSnapshot snapshot(String jobId) {

@@ -58,7 +58,12 @@ record JobListQuery(JobStatus state, int limit, JobCursor after) {
       return null;
     }
     try {
-      return JobCursor.decode(value);
+      JobCursor cursor = JobCursor.decode(value);
+      // A cursor is opaque but decodable: its job id must be one this API could have handed out.
+      io.mooncake.dist.master.validation.Identifiers.jobId(cursor.jobId(), "after");
+      return cursor;
+    } catch (ValidationException e) {
+      throw new ValidationException("after", "not a cursor returned by this API (bad job id)");
     } catch (IllegalArgumentException e) {
       throw new ValidationException(
           "after", e.getMessage() + "; pass the \"next\" value of the previous page");

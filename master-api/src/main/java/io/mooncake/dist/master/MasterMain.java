@@ -69,8 +69,22 @@ public final class MasterMain implements Callable<Integer> {
       defaultValue = "",
       description =
           "Comma-separated sources seeds may read: file:///<dir>/ roots and http(s)://<host>[:<port>] origins; "
-              + "empty (the default, for local use) allows any source.")
+              + "checked when a job is created and by the seed on every redirect hop. Without it (or "
+              + "--allow-any-source) every job is refused.")
   String allowedSources;
+
+  @Option(
+      names = "--allow-any-source",
+      description =
+          "Let seeds read any file or HTTP(S) source (local use, demos). Contradicts --allowed-sources.")
+  boolean allowAnySource;
+
+  @Option(
+      names = "--public-sources-only",
+      description =
+          "HTTP(S) sources, and every redirect hop, must resolve to public addresses only: no "
+              + "loopback, link-local (cloud metadata), private or shared ranges.")
+  boolean publicSourcesOnly;
 
   @Option(
       names = "--node-grace-seconds",
@@ -136,9 +150,17 @@ public final class MasterMain implements Callable<Integer> {
     }
     SourcePolicy sources;
     try {
-      sources = SourcePolicy.parse(allowedSources);
+      sources =
+          SourcePolicy.of(
+              io.mooncake.dist.scheduler.domain.SourceRules.parse(
+                  allowedSources, allowAnySource, publicSourcesOnly));
     } catch (IllegalArgumentException e) {
       System.err.println("mooncake_master: --allowed-sources: " + e.getMessage());
+      return 2;
+    }
+    if (allowAnySource && !allowedSources.isBlank()) {
+      System.err.println(
+          "mooncake_master: --allow-any-source and --allowed-sources contradict each other; pass one");
       return 2;
     }
     ApiAccess access;
@@ -176,6 +198,7 @@ public final class MasterMain implements Callable<Integer> {
         return 2;
       }
       try {
+        io.mooncake.dist.db.SecretFiles.requireOwnerOnly(tlsKey, "private key");
         key = PemFiles.privateKey(tlsKey);
       } catch (IllegalArgumentException e) {
         System.err.println("mooncake_master: --tls-key: " + e.getMessage());
@@ -200,17 +223,41 @@ public final class MasterMain implements Callable<Integer> {
                     SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY))
             .start();
     WebServerConfig.Builder web =
-        WebServer.builder()
-            .host(bindHost)
-            .port(httpPort)
-            .maxPayloadSize(64L * 1024 * 1024)
-            .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access));
+        ServerLimits.apply(
+            WebServer.builder()
+                .host(bindHost)
+                .port(httpPort)
+                .maxPayloadSize(64L * 1024 * 1024)
+                .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access)));
     if (key != null) {
       PrivateKey tlsPrivateKey = key;
       List<X509Certificate> tlsChain = chain;
       web.tls(t -> t.privateKey(tlsPrivateKey).privateKeyCertChain(tlsChain));
     }
-    WebServer server = web.build().start();
+    WebServer started;
+    try {
+      started = web.build().start();
+    } catch (RuntimeException e) {
+      started = null;
+      log.debug("the HTTP server did not start", e);
+    }
+    if (started == null || !started.isRunning() || started.port() <= 0) {
+      // Helidon logs a bind failure and returns a server without a listener; a master that cannot
+      // serve must not keep running as if it did.
+      System.err.println(
+          "mooncake_master: cannot listen on "
+              + bindHost
+              + ":"
+              + httpPort
+              + " (port in use, or the address is not this host's)");
+      if (started != null) {
+        started.stop();
+      }
+      scheduler.close();
+      db.close();
+      return 4;
+    }
+    WebServer server = started;
     log.info(
         "mooncake_master serving {}://{}:{} (database {}, {})",
         key != null ? "https" : "http",
@@ -218,6 +265,13 @@ public final class MasterMain implements Callable<Integer> {
         server.port(),
         Database.redact(dbUrl),
         access.enabled() ? "bearer tokens required" : "NO AUTHENTICATION (--no-auth)");
+    if (sources.rules().allowsNothing()) {
+      log.warn(
+          "no model source is allowed: every job will be refused until the master runs with "
+              + "--allowed-sources <roots and origins> (or --allow-any-source for local use)");
+    } else {
+      log.info("model sources allowed: {}", sources.rules().describe());
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

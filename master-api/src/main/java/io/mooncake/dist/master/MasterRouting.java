@@ -71,21 +71,40 @@ public final class MasterRouting {
         .error(
             DataAccessException.class,
             (req, res, e) -> {
+              // SQL text and driver messages stay in the log: they can echo the caller's input and
+              // show the schema. The caller gets an id to quote; the log line carries it.
+              String id = errorId();
               log.warn(
-                  "database error serving {} {}: {}",
+                  "database error {} serving {} {}: {}",
+                  id,
                   req.prologue().method(),
                   req.path().path(),
                   e.getMessage());
-              Responses.error(res, 503, null, "database unavailable: " + e.getMessage());
+              Responses.error(
+                  res, 503, null, "database unavailable; retry later (error id " + id + ")", id);
             })
         .error(
             RuntimeException.class,
             (req, res, e) -> {
+              String id = errorId();
               log.error(
-                  "unexpected error serving {} {}", req.prologue().method(), req.path().path(), e);
-              Responses.error(res, 500, null, "internal error: " + e);
+                  "unexpected error {} serving {} {}",
+                  id,
+                  req.prologue().method(),
+                  req.path().path(),
+                  e);
+              Responses.error(res, 500, null, "internal error (error id " + id + ")", id);
             });
   }
+
+  /** A short random id tying a 5xx answer to its log line. */
+  static String errorId() {
+    byte[] id = new byte[6];
+    RANDOM.nextBytes(id);
+    return java.util.HexFormat.of().formatHex(id);
+  }
+
+  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
   /** Every route the master serves, in table order, recorded from the table itself. */
   public static List<Route> routes(Database db) {

@@ -19,12 +19,20 @@ final class Responses {
   }
 
   static void error(ServerResponse res, int status, String field, String message) {
+    error(res, status, field, message, null);
+  }
+
+  /** As above, with the id of the server's log line for a 5xx ({@code error_id}). */
+  static void error(ServerResponse res, int status, String field, String message, String errorId) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("success", false);
     body.put("error_code", status);
     body.put("error_message", message);
     if (field != null) {
       body.put("field", field);
+    }
+    if (errorId != null) {
+      body.put("error_id", errorId);
     }
     json(res, status, body);
   }

@@ -104,6 +104,15 @@ public final class ClientMain implements Callable<Integer> {
   Path sourceCredentials;
 
   @Option(
+      names = "--data-group",
+      paramLabel = "<group>",
+      description =
+          "Group that may read the staged models (the group a serving engine runs as): the data tree"
+              + " is created without access for others (dirs 0750, files 0640); with this flag"
+              + " <data-dir>/models and everything in it belong to this group.")
+  String dataGroup;
+
+  @Option(
       names = "--cluster-secret-file",
       paramLabel = "<file>",
       description =
@@ -216,7 +225,12 @@ public final class ClientMain implements Callable<Integer> {
     }
     Path dir;
     try {
-      dir = Files.createDirectories(dataDir).toRealPath();
+      dir =
+          Files.createDirectories(
+                  dataDir,
+                  java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                      java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-x---")))
+              .toRealPath();
       if (!Files.isWritable(dir)) {
         throw new IOException("not writable");
       }
@@ -276,6 +290,15 @@ public final class ClientMain implements Callable<Integer> {
             .sourceCredentials(credentials)
             .fullReverify(fullReverify)
             .objectDigest(objectDigest);
+    if (dataGroup != null) {
+      try {
+        worker.dataGroup(dataGroup);
+      } catch (IllegalArgumentException e) {
+        System.err.println("mooncake_client: --data-group: " + e.getMessage());
+        db.close();
+        return 2;
+      }
+    }
     try {
       worker.start();
     } catch (java.io.UncheckedIOException e) {
@@ -328,6 +351,11 @@ public final class ClientMain implements Callable<Integer> {
           "TLS on the chunk port needs --chunk-tls-cert, --chunk-tls-key and "
               + "--chunk-tls-ca together; missing "
               + String.join(", ", missing));
+    }
+    try {
+      io.mooncake.dist.db.SecretFiles.requireOwnerOnly(tlsKey, "private key");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--chunk-tls-key: " + e.getMessage(), e);
     }
     try {
       return ChunkTls.fromPem(tlsCert, tlsKey, tlsCa);

@@ -91,6 +91,9 @@ public final class NodeWorker implements AutoCloseable {
   /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
   private final AtomicInteger seedPulls = new AtomicInteger();
 
+  /** The replicas this node published itself: the only ones its chunk server serves. */
+  private final OwnReplicas own = new OwnReplicas();
+
   /** Objects being received here, relayed while they arrive. */
   private final Arrivals arrivals = new Arrivals();
 
@@ -192,6 +195,18 @@ public final class NodeWorker implements AutoCloseable {
   public NodeWorker objectDigest(ObjectDigest.Algorithm algorithm) {
     this.publishes = java.util.Objects.requireNonNull(algorithm, "algorithm");
     this.store = newStore();
+    return this;
+  }
+
+  /**
+   * Gives {@code <data-dir>/models} and everything in it to {@code group}, the group a serving
+   * engine runs as ({@code --data-group}); what is created later inherits it. Call before {@link
+   * #start()}.
+   *
+   * @throws IllegalArgumentException naming the group when it is unknown or cannot be given
+   */
+  public NodeWorker dataGroup(String group) {
+    io.mooncake.dist.worker.store.DataTree.shareWith(store.dataDir(), group);
     return this;
   }
 
@@ -329,30 +344,61 @@ public final class NodeWorker implements AutoCloseable {
 
   /**
    * Objects are byte ranges of the model files; the final file, or the partial one while copying.
-   * An object this node is receiving right now is served as far as it has landed.
+   * An object this node is receiving right now is served as far as it has landed. A replica row is
+   * served only when this node published it itself ({@link OwnReplicas}) and its file, links
+   * resolved, is a regular file inside this node's models directory: a row naming any other file
+   * (written by anyone with database access) is answered "not here", never streamed.
    */
   private Optional<FileRange> locate(String objectId) {
     Optional<FileRange> arriving = arrivals.find(objectId);
     if (arriving.isPresent()) {
       return arriving;
     }
-    return replicas
-        .local(nodeId, objectId)
-        .flatMap(
-            r ->
-                store
-                    .existingFile(Path.of(r.filePath()))
-                    .map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes())));
+    Optional<Replica> row = replicas.local(nodeId, objectId);
+    if (row.isEmpty()) {
+      return Optional.empty();
+    }
+    Replica r = row.get();
+    if (!own.isOwn(r)) {
+      log.warn(
+          "not serving object {}: its replica row names {} (offset {}, {} bytes), which this node"
+              + " did not publish",
+          objectId,
+          r.filePath(),
+          r.fileOffset(),
+          r.sizeBytes());
+      return Optional.empty();
+    }
+    return servable(r).map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes()));
   }
 
-  /** A replica whose bytes are gone from disk (wiped data dir) is withdrawn at start. */
+  /** The real path of a replica's file (final, else partial) when it lies in the model store. */
+  private Optional<Path> servable(Replica r) {
+    try {
+      return store.servableFile(Path.of(r.filePath()));
+    } catch (IllegalArgumentException e) {
+      log.warn("not serving object {}: {}", r.objectId(), e.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * A replica whose bytes are gone from disk (wiped data dir), or whose row names a file outside
+   * this node's model store, is withdrawn at start; the others are this node's own from an earlier
+   * run.
+   */
   private void reconcileReplicas() {
     for (Replica r : replicas.ofNode(nodeId)) {
-      Optional<Path> file = store.existingFile(Path.of(r.filePath()));
+      Optional<Path> file = servable(r);
       boolean ok = file.isPresent() && sizeOf(file.get()) >= r.fileOffset() + r.sizeBytes();
       if (!ok) {
-        log.warn("withdrawing replica {}: {} is missing or too short", r.objectId(), r.filePath());
+        log.warn(
+            "withdrawing replica {}: {} is missing, too short or outside the model store",
+            r.objectId(),
+            r.filePath());
         replicas.remove(nodeId, r.objectId());
+      } else {
+        own.published(r);
       }
     }
   }
@@ -438,7 +484,8 @@ public final class NodeWorker implements AutoCloseable {
     Progress progress = progressReporter.start(task.taskId(), leaseOwner);
     try {
       TaskExecutor exec =
-          new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals);
+          new TaskExecutor(
+              nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals, own);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();
@@ -513,6 +560,7 @@ public final class NodeWorker implements AutoCloseable {
     for (int attempt = 1; running() || attempt == 1; attempt++) {
       try {
         if (failure == null) {
+          outcome.publish().forEach(own::published);
           if (!completions.succeed(
               new TaskQueue.Completion(
                   task.taskId(),

@@ -59,6 +59,9 @@ final class TaskExecutor {
 
   private final Arrivals arrivals;
 
+  /** What this node publishes, recorded before the row is visible, for the chunk server. */
+  private final OwnReplicas own;
+
   TaskExecutor(
       String nodeId,
       ModelStore store,
@@ -67,7 +70,9 @@ final class TaskExecutor {
       TaskQueue leases,
       String leaseOwner,
       java.util.concurrent.atomic.AtomicInteger seedPulls,
-      Arrivals arrivals) {
+      Arrivals arrivals,
+      OwnReplicas own) {
+    this.own = own;
     this.seedPulls = seedPulls;
     this.arrivals = arrivals;
     this.nodeId = nodeId;
@@ -120,6 +125,7 @@ final class TaskExecutor {
                         digest,
                         store.finalPath(payload.model(), file).toString(),
                         object.offset());
+                own.published(r);
                 if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
                   throw new StoreException("lease on the download was lost; stopping", false);
                 }
@@ -159,6 +165,7 @@ final class TaskExecutor {
                     digest,
                     store.finalPath(payload.model(), file).toString(),
                     object.offset());
+            own.published(r);
             if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
               throw new StoreException("lease on the verification was lost; stopping", false);
             }

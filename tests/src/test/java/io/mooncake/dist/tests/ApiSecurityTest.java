@@ -52,6 +52,7 @@ class ApiSecurityTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(port),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--api-tokens-file",
@@ -186,5 +187,25 @@ class ApiSecurityTest {
             cert.key().toString());
     assertEquals(2, keyAsCert.exitCode(), keyAsCert.output());
     assertTrue(keyAsCert.output().contains("--tls-cert: " + cert.key()), keyAsCert.output());
+
+    Path openKey = Files.copy(cert.key(), tmp.resolve("open-master.key"));
+    java.nio.file.Files.setPosixFilePermissions(
+        openKey, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    Processes.Run worldReadableKey =
+        Processes.run(
+            "mooncake_master",
+            "--db-url",
+            pg.url(),
+            "--no-auth",
+            "--tls-cert",
+            cert.certificate().toString(),
+            "--tls-key",
+            openKey.toString());
+    assertEquals(2, worldReadableKey.exitCode(), worldReadableKey.output());
+    assertTrue(
+        worldReadableKey.output().contains("--tls-key: " + openKey + ": group or others may"),
+        worldReadableKey.output());
+    assertTrue(
+        worldReadableKey.output().contains("chmod 600 " + openKey), worldReadableKey.output());
   }
 }

@@ -160,6 +160,34 @@ class ArtifactDeletionTest {
   }
 
   @Test
+  void deletingAModelNeverDeletesAnotherWhoseIdExtendsItsPath() throws Exception {
+    // The review's case: (local, demo-nest, r1, bin) and (local, demo-nest/r1, bin, bin). With the
+    // model id's '/' as a directory separator the second model's directory sat inside the first's,
+    // and deleting the first removed the second's files too.
+    Path src = TestFiles.random(tmp.resolve("src/nest/w.bin"), 2 * MIB + 777, 11);
+    runToCompletion(body("nest-outer", "demo-nest", seed, List.of(seed), src), "nest-outer");
+    String innerBody =
+        body("nest-inner", "demo-nest/r1", seed, List.of(seed), src)
+            .replace("\"revision\":\"r1\"", "\"revision\":\"bin\"");
+    runToCompletion(innerBody, "nest-inner");
+    Path inner =
+        Path.of(api.job("nest-inner").json().at("/placements/0/local_path").asText())
+            .resolve("w.bin");
+    Path outer = modelDir(seed, "demo-nest");
+    assertFalse(inner.startsWith(outer), inner + " lies inside " + outer);
+    assertTrue(TestFiles.sameBytes(src, inner));
+
+    Api.Reply r = delete(query("demo-nest"));
+    assertEquals(202, r.status(), String.valueOf(r.json()));
+    Processes.await(
+        "the outer model's directory is gone",
+        Duration.ofSeconds(30),
+        () -> !Files.exists(outer) && replicaRows("nest-outer") == 0);
+    assertTrue(TestFiles.sameBytes(src, inner), "the other model's file must stay");
+    assertEquals(3, replicaRows("nest-inner"));
+  }
+
+  @Test
   void anActiveJobOfTheModelRefusesTheDeletionAndNothingIsDeleted() throws Exception {
     Path src = TestFiles.random(tmp.resolve("src/busy/w.bin"), 2 * MIB + 777, 8);
     runToCompletion(body("busy-1", "model-busy", seed, List.of(seed, follower), src), "busy-1");

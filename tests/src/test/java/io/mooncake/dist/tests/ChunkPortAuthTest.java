@@ -171,7 +171,7 @@ class ChunkPortAuthTest {
     Files.writeString(open, "x".repeat(64));
     Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
     assertFailsToStart(
-        "--cluster-secret-file: " + open + " is readable by other users",
+        "--cluster-secret-file: " + open + ": group or others may access this secret file",
         "--cluster-secret-file",
         open.toString());
 
@@ -211,6 +211,16 @@ class ChunkPortAuthTest {
         ca.key().toString(),
         "--chunk-tls-ca",
         ca.certificate().toString());
+    Path openKey = Files.copy(node.key(), tmp.resolve("open-node.key"));
+    Files.setPosixFilePermissions(openKey, PosixFilePermissions.fromString("rw-r-----"));
+    assertFailsToStart(
+        "--chunk-tls-key: " + openKey + ": group or others may access this private key",
+        "--chunk-tls-cert",
+        node.certificate().toString(),
+        "--chunk-tls-key",
+        openKey.toString(),
+        "--chunk-tls-ca",
+        ca.certificate().toString());
     assertFailsToStart(
         "unknown object digest algorithm 'md5' (expected crc32c-crc32 or sha256)",
         "--object-digest",
@@ -240,6 +250,7 @@ class ChunkPortAuthTest {
         "mooncake_master",
         "--http-port",
         String.valueOf(httpPort),
+        "--allow-any-source",
         "--db-url",
         pg.url(),
         "--scheduler-tick-ms",

@@ -40,6 +40,7 @@ class EndToEndTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(httpPort),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--scheduler-tick-ms",

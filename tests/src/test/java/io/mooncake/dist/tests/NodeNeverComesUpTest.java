@@ -41,6 +41,7 @@ class NodeNeverComesUpTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(httpPort),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--scheduler-tick-ms",

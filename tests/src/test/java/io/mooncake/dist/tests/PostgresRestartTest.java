@@ -52,6 +52,7 @@ class PostgresRestartTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(httpPort),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--scheduler-tick-ms",

@@ -40,6 +40,7 @@ class ProcessFaultTest {
         "mooncake_master",
         "--http-port",
         String.valueOf(port),
+        "--allow-any-source",
         "--db-url",
         pg.url(),
         "--scheduler-tick-ms",

@@ -75,6 +75,7 @@ class SourceCredentialsEndToEndTest {
           "mooncake_master",
           "--http-port",
           String.valueOf(httpPort),
+          "--allow-any-source",
           "--db-url",
           pg.url(),
           "--scheduler-tick-ms",

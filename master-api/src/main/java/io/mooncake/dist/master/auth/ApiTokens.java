@@ -6,11 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -18,9 +16,10 @@ import java.util.Set;
 
 /**
  * The master's API bearer tokens, read from the file given by {@code --api-tokens-file}. One token
- * per line, {@code <read|write> <token> [<name>]}; {@code #} starts a comment. A {@code write}
- * token may also read. Only SHA-256 digests of the tokens are kept in memory, and a presented token
- * is compared with every entry in constant time, so neither a heap dump nor response timing gives a
+ * per line, {@code <read|write> <token> [<name>]}; a line whose first non-blank character is {@code
+ * #} is a comment (a {@code #} elsewhere is part of the token or name). A {@code write} token may
+ * also read. Only SHA-256 digests of the tokens are kept in memory, and a presented token is
+ * compared with every entry in constant time, so neither a heap dump nor response timing gives a
  * token away.
  */
 public final class ApiTokens {
@@ -56,7 +55,7 @@ public final class ApiTokens {
   public static ApiTokens load(Path file) {
     String text;
     try {
-      checkPrivate(file);
+      io.mooncake.dist.db.SecretFiles.requireOwnerOnly(file, "token file");
       text =
           StandardCharsets.UTF_8
               .newDecoder()
@@ -79,17 +78,20 @@ public final class ApiTokens {
     String[] lines = text.split("\r?\n", -1);
     for (int i = 0; i < lines.length; i++) {
       String line = lines[i].strip();
-      int hash = line.indexOf('#');
-      if (hash >= 0) {
-        line = line.substring(0, hash).strip();
-      }
-      if (line.isEmpty()) {
+      // Only a whole line is a comment: cutting at any '#' would silently shorten a token that
+      // contains one.
+      if (line.isEmpty() || line.startsWith("#")) {
         continue;
       }
       String where = origin + " line " + (i + 1) + ": ";
       String[] parts = line.split("\\s+");
       if (parts.length < 2 || parts.length > 3) {
-        throw new IllegalArgumentException(where + "expected '<read|write> <token> [<name>]'");
+        throw new IllegalArgumentException(
+            where
+                + "expected '<read|write> <token> [<name>]'"
+                + (line.contains("#")
+                    ? " ('#' starts a comment only at the start of a line)"
+                    : ""));
       }
       Permission permission =
           switch (parts[0]) {
@@ -137,26 +139,6 @@ public final class ApiTokens {
   /** How many tokens the file listed. */
   public int size() {
     return entries.size();
-  }
-
-  private static void checkPrivate(Path file) throws IOException {
-    Set<PosixFilePermission> perms;
-    try {
-      perms = Files.getPosixFilePermissions(file);
-    } catch (UnsupportedOperationException e) {
-      return; // not a POSIX file system: nothing to check
-    }
-    Set<PosixFilePermission> open =
-        EnumSet.of(
-            PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE,
-            PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.OTHERS_WRITE);
-    open.retainAll(perms);
-    if (!open.isEmpty()) {
-      throw new IllegalArgumentException(
-          file + ": group or others may access this token file; run chmod 600 " + file);
-    }
   }
 
   private static byte[] sha256(String s) {

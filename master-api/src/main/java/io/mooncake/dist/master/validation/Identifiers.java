@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
  * four parts of a model's identity. Kept narrow so none of them can smuggle a path separator,
  * whitespace or a traversal segment into the places they are later spliced into.
  */
-final class Identifiers {
+public final class Identifiers {
   private static final Pattern JOB_ID = Pattern.compile("[A-Za-z0-9._:-]+");
   private static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9._-]+");
 
@@ -19,7 +19,13 @@ final class Identifiers {
 
   private Identifiers() {}
 
-  static String jobId(String value, String field) {
+  /**
+   * The one job id rule, for the create body and every route's {@code job_id} parameter alike:
+   * 1-{@value #MAX_JOB_ID} characters of {@code [A-Za-z0-9._:-]}.
+   *
+   * @throws ValidationException naming {@code field}
+   */
+  public static String jobId(String value, String field) {
     Texts.requireLength(value, field, 1, MAX_JOB_ID);
     if (!JOB_ID.matcher(value).matches()) {
       throw new ValidationException(

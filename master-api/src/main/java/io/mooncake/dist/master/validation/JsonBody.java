@@ -59,6 +59,9 @@ final class JsonBody {
     } catch (JsonProcessingException e) {
       throw new ValidationException(FIELD, "invalid JSON: " + describe(e));
     }
+    if (tree != null) {
+      refuseNul(tree, "");
+    }
     if (tree == null || !tree.isObject()) {
       throw new ValidationException(
           FIELD,
@@ -66,6 +69,36 @@ final class JsonBody {
               + (tree == null || tree.isMissingNode() ? "no value" : Fields.describe(tree)));
     }
     return tree;
+  }
+
+  /**
+   * Refuses U+0000 in any name or string of the body, known field or not: the request is stored as
+   * {@code jsonb}, which cannot hold it, and no identifier, path or URL may contain it.
+   */
+  private static void refuseNul(JsonNode node, String path) {
+    if (node.isTextual() && node.textValue().indexOf('\u0000') >= 0) {
+      throw new ValidationException(
+          path.isEmpty() ? FIELD : path,
+          "must not contain control characters, found U+0000 at index "
+              + node.textValue().indexOf('\u0000'));
+    }
+    if (node.isObject()) {
+      for (var it = node.fields(); it.hasNext(); ) {
+        var e = it.next();
+        String child = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+        if (e.getKey().indexOf('\u0000') >= 0) {
+          throw new ValidationException(
+              path.isEmpty() ? FIELD : path,
+              "field names must not contain control characters, found U+0000 in "
+                  + Texts.quote(e.getKey()));
+        }
+        refuseNul(e.getValue(), child);
+      }
+    } else if (node.isArray()) {
+      for (int i = 0; i < node.size(); i++) {
+        refuseNul(node.get(i), path + "[" + i + "]");
+      }
+    }
   }
 
   /**

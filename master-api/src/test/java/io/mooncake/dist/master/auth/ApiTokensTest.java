@@ -24,15 +24,30 @@ class ApiTokensTest {
             """
         # the API's tokens
         read   0123456789abcdef0123   grafana
-        write  fedcba9876543210fedc   # no name: named after its line
+          # an indented comment
+        write  fedcba9876543210fedc
         """);
     assertEquals(2, t.size());
     assertEquals(
         new Grant("grafana", Permission.READ), t.lookup("0123456789abcdef0123").orElseThrow());
     assertEquals(
-        new Grant("line-3", Permission.WRITE), t.lookup("fedcba9876543210fedc").orElseThrow());
+        new Grant("line-4", Permission.WRITE), t.lookup("fedcba9876543210fedc").orElseThrow());
     assertTrue(t.lookup("0123456789abcdef012").isEmpty());
     assertTrue(t.lookup("").isEmpty());
+  }
+
+  @Test
+  void aHashInsideATokenIsPartOfItNotACommentThatTruncatesIt() {
+    ApiTokens t = ApiTokens.parse("f", "write aaaaaaaaaaaaaaaa#rest\n");
+    assertTrue(t.lookup("aaaaaaaaaaaaaaaa#rest").isPresent());
+    assertTrue(t.lookup("aaaaaaaaaaaaaaaa").isEmpty());
+    // A comment after the fields is no longer cut off silently: the line is refused, named.
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ApiTokens.parse("f", "read 0123456789abcdef0123 grafana # dashboards"));
+    assertTrue(e.getMessage().startsWith("f line 1: expected"), e.getMessage());
+    assertTrue(e.getMessage().contains("only at the start of a line"), e.getMessage());
   }
 
   @Test
@@ -77,7 +92,10 @@ class ApiTokensTest {
     Files.writeString(file, "write 0123456789abcdef0123\n");
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r-----"));
     assertEquals(
-        file + ": group or others may access this token file; run chmod 600 " + file,
+        file
+            + ": group or others may access this token file (mode rw-r-----); make it readable by its"
+            + " owner only: chmod 600 "
+            + file,
         assertThrows(IllegalArgumentException.class, () -> ApiTokens.load(file)).getMessage());
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
     assertEquals(1, ApiTokens.load(file).size());

@@ -30,9 +30,43 @@ class SourcePolicyTest {
   }
 
   @Test
-  void anEmptyPolicyAllowsEverySource() {
-    SourcePolicy.parse("").check(request("/etc/anything", "http://anywhere:9/x"));
-    assertTrue(SourcePolicy.parse(" ").allowsAll());
+  void anEmptyPolicyAllowsNothingAndSaysWhatToPass() {
+    ValidationException e =
+        assertThrows(
+            ValidationException.class,
+            () -> SourcePolicy.parse("").check(request("file:///etc/hostname")));
+    assertEquals("manifest.files[0].download_url", e.field());
+    assertTrue(e.getMessage().contains("--allowed-sources"), e.getMessage());
+    assertTrue(e.getMessage().contains("--allow-any-source"), e.getMessage());
+    assertTrue(SourcePolicy.parse(" ").rules().allowsNothing());
+  }
+
+  @Test
+  void anyMeansAny() {
+    SourcePolicy.ALLOW_ALL.check(request("/etc/anything", "http://anywhere:9/x"));
+    assertTrue(SourcePolicy.ALLOW_ALL.allowsAll());
+  }
+
+  @Test
+  void publicSourcesOnlyRefusesLoopbackAndPrivateHostsAtCreation() throws Exception {
+    SourcePolicy publicOnly =
+        SourcePolicy.of(io.mooncake.dist.scheduler.domain.SourceRules.parse("", true, true));
+    for (String url :
+        List.of(
+            "http://127.0.0.1:8080/x",
+            "http://localhost/x",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.1.2.3/x",
+            "http://192.168.0.1/x",
+            "http://[::1]/x")) {
+      ValidationException e =
+          assertThrows(ValidationException.class, () -> publicOnly.check(request(url)));
+      assertTrue(e.getMessage().contains("--public-sources-only"), url + ": " + e.getMessage());
+    }
+    publicOnly.check(request("file:///models/a.bin"));
+    assertTrue(
+        io.mooncake.dist.scheduler.domain.SourceRules.isPublic(
+            java.net.InetAddress.getByName("93.184.216.34")));
   }
 
   @Test

@@ -1,16 +1,20 @@
 package io.mooncake.dist.worker.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.mooncake.dist.scheduler.metrics.PrometheusText;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node worker's small HTTP endpoint: {@code GET /health} and {@code GET /metrics} (Prometheus
@@ -34,65 +38,170 @@ public final class ClientEndpoint implements AutoCloseable {
     WorkerMetrics metrics();
   }
 
-  private final HttpServer server;
-  private final ExecutorService threads;
-  private final Source source;
+  /** Connections served at once; more are closed on arrival. */
+  static final int MAX_CONNECTIONS = 32;
 
-  private ClientEndpoint(HttpServer server, ExecutorService threads, Source source) {
+  /** Time a client has to send its whole request head; then the connection is closed. */
+  static final int REQUEST_TIMEOUT_MS = 5_000;
+
+  /** Longest request head read; a longer one is refused. */
+  private static final int MAX_HEAD_BYTES = 8 * 1024;
+
+  private static final Logger log = LoggerFactory.getLogger(ClientEndpoint.class);
+
+  private final ServerSocket server;
+  private final Source source;
+  private final Semaphore slots = new Semaphore(MAX_CONNECTIONS);
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final Thread acceptor;
+
+  private ClientEndpoint(ServerSocket server, Source source) {
     this.server = server;
-    this.threads = threads;
     this.source = source;
+    this.acceptor = Thread.ofPlatform().daemon().name("client-http-accept").unstarted(this::accept);
   }
 
-  /** Binds {@code host:port} (0 = an ephemeral port) and starts serving. */
+  /**
+   * Binds {@code host:port} (0 = an ephemeral port) and starts serving. Each connection gets a
+   * virtual thread, {@value #REQUEST_TIMEOUT_MS} ms to send its request head and one answer ({@code
+   * Connection: close}); at most {@value #MAX_CONNECTIONS} are served at once. So clients that open
+   * connections and send half a request cannot keep {@code /health} from answering.
+   */
   public static ClientEndpoint start(String host, int port, Source source) throws IOException {
-    HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
-    ExecutorService threads =
-        Executors.newFixedThreadPool(
-            2,
-            r -> {
-              Thread t = new Thread(r, "client-http");
-              t.setDaemon(true);
-              return t;
-            });
-    ClientEndpoint endpoint = new ClientEndpoint(server, threads, source);
-    server.createContext("/health", endpoint::health);
-    server.createContext("/metrics", endpoint::metrics);
-    server.createContext("/", ex -> send(ex, 404, "text/plain; charset=utf-8", "not found\n"));
-    server.setExecutor(threads);
-    server.start();
+    ServerSocket server = new ServerSocket();
+    server.setReuseAddress(true);
+    server.bind(new InetSocketAddress(host, port), 64);
+    ClientEndpoint endpoint = new ClientEndpoint(server, source);
+    endpoint.acceptor.start();
     return endpoint;
   }
 
   public int port() {
-    return server.getAddress().getPort();
+    return server.getLocalPort();
   }
 
-  private void health(HttpExchange ex) throws IOException {
-    if (!allowed(ex, "/health")) {
-      return;
+  private void accept() {
+    while (!server.isClosed()) {
+      Socket socket;
+      try {
+        socket = server.accept();
+      } catch (IOException e) {
+        if (!server.isClosed()) {
+          log.warn("client HTTP endpoint: accept failed: {}", e.getMessage());
+        }
+        continue;
+      }
+      if (!slots.tryAcquire()) {
+        closeQuietly(socket); // full: the caller retries; the connections in hand time out soon
+        continue;
+      }
+      open.add(socket);
+      Thread.ofVirtual()
+          .name("client-http")
+          .start(
+              () -> {
+                try {
+                  serve(socket);
+                } finally {
+                  open.remove(socket);
+                  closeQuietly(socket);
+                  slots.release();
+                }
+              });
     }
+  }
+
+  private void serve(Socket socket) {
+    try {
+      socket.setSoTimeout(REQUEST_TIMEOUT_MS);
+      String requestLine = readHead(new java.io.BufferedInputStream(socket.getInputStream(), 1024));
+      OutputStream out = socket.getOutputStream();
+      if (requestLine == null) {
+        send(out, false, 400, "text/plain; charset=utf-8", "bad request\n", null);
+        return;
+      }
+      String[] parts = requestLine.split(" ");
+      if (parts.length != 3 || !parts[2].startsWith("HTTP/1.")) {
+        send(out, false, 400, "text/plain; charset=utf-8", "bad request\n", null);
+        return;
+      }
+      String method = parts[0];
+      String target = parts[1];
+      int q = target.indexOf('?');
+      String path = q >= 0 ? target.substring(0, q) : target;
+      boolean head = "HEAD".equals(method);
+      if (!path.equals("/health") && !path.equals("/metrics")) {
+        send(out, head, 404, "text/plain; charset=utf-8", "not found\n", null);
+      } else if (!"GET".equals(method) && !head) {
+        send(out, false, 405, "text/plain; charset=utf-8", "method not allowed\n", "GET, HEAD");
+      } else if (path.equals("/health")) {
+        health(out, head);
+      } else {
+        send(out, head, 200, PrometheusText.CONTENT_TYPE, render(), null);
+      }
+    } catch (java.net.SocketTimeoutException e) {
+      log.debug("client HTTP endpoint: request from {} timed out", socket.getRemoteSocketAddress());
+    } catch (IOException | RuntimeException e) {
+      log.debug(
+          "client HTTP endpoint: {} failed: {}", socket.getRemoteSocketAddress(), e.toString());
+    }
+  }
+
+  /**
+   * Reads the request head (up to the blank line) within {@value #REQUEST_TIMEOUT_MS} ms in all;
+   * returns its first line, or null when it is too long or not HTTP.
+   */
+  private static String readHead(InputStream in) throws IOException {
+    long deadline = System.nanoTime() + REQUEST_TIMEOUT_MS * 1_000_000L;
+    byte[] buf = new byte[MAX_HEAD_BYTES];
+    int n = 0;
+    while (true) {
+      if (System.nanoTime() > deadline) {
+        throw new java.net.SocketTimeoutException("request head not complete in time");
+      }
+      int b = in.read();
+      if (b < 0) {
+        return null;
+      }
+      if (n == buf.length) {
+        return null;
+      }
+      buf[n++] = (byte) b;
+      if (n >= 4
+          && buf[n - 4] == '\r'
+          && buf[n - 3] == '\n'
+          && buf[n - 2] == '\r'
+          && buf[n - 1] == '\n') {
+        break;
+      }
+      if (n >= 2 && buf[n - 2] == '\n' && buf[n - 1] == '\n') {
+        break;
+      }
+    }
+    String text = new String(buf, 0, n, StandardCharsets.ISO_8859_1);
+    int eol = text.indexOf('\n');
+    return text.substring(0, eol).strip();
+  }
+
+  private void health(OutputStream out, boolean head) throws IOException {
     String reason = source.unhealthyReason();
     if (reason == null) {
       send(
-          ex,
+          out,
+          head,
           200,
           "application/json",
-          "{\"status\":\"UP\",\"node_id\":\"" + jsonEscape(source.nodeId()) + "\"}");
+          "{\"status\":\"UP\",\"node_id\":\"" + jsonEscape(source.nodeId()) + "\"}",
+          null);
     } else {
       send(
-          ex,
+          out,
+          head,
           503,
           "application/json",
-          "{\"status\":\"DOWN\",\"reason\":\"" + jsonEscape(reason) + "\"}");
+          "{\"status\":\"DOWN\",\"reason\":\"" + jsonEscape(reason) + "\"}",
+          null);
     }
-  }
-
-  private void metrics(HttpExchange ex) throws IOException {
-    if (!allowed(ex, "/metrics")) {
-      return;
-    }
-    send(ex, 200, PrometheusText.CONTENT_TYPE, render());
   }
 
   /** The exposition text. */
@@ -144,32 +253,42 @@ public final class ClientEndpoint implements AutoCloseable {
     return p.text();
   }
 
-  /** Only GET (and HEAD) of the exact path. */
-  private static boolean allowed(HttpExchange ex, String path) throws IOException {
-    if (!path.equals(ex.getRequestURI().getPath())) {
-      send(ex, 404, "text/plain; charset=utf-8", "not found\n");
-      return false;
-    }
-    String method = ex.getRequestMethod();
-    if (!"GET".equals(method) && !"HEAD".equals(method)) {
-      ex.getResponseHeaders().set("Allow", "GET, HEAD");
-      send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
-      return false;
-    }
-    return true;
-  }
-
-  private static void send(HttpExchange ex, int status, String contentType, String body)
+  private static void send(
+      OutputStream out, boolean head, int status, String contentType, String body, String allow)
       throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", contentType);
-    ex.getResponseHeaders().set("Cache-Control", "no-store");
-    boolean head = "HEAD".equals(ex.getRequestMethod());
-    ex.sendResponseHeaders(status, head ? -1 : bytes.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      if (!head) {
-        out.write(bytes);
-      }
+    StringBuilder h = new StringBuilder();
+    h.append("HTTP/1.1 ").append(status).append(' ').append(reason(status)).append("\r\n");
+    h.append("Content-Type: ").append(contentType).append("\r\n");
+    h.append("Content-Length: ").append(bytes.length).append("\r\n");
+    h.append("Cache-Control: no-store\r\n");
+    if (allow != null) {
+      h.append("Allow: ").append(allow).append("\r\n");
+    }
+    h.append("Connection: close\r\n\r\n");
+    out.write(h.toString().getBytes(StandardCharsets.ISO_8859_1));
+    if (!head) {
+      out.write(bytes);
+    }
+    out.flush();
+  }
+
+  private static String reason(int status) {
+    return switch (status) {
+      case 200 -> "OK";
+      case 400 -> "Bad Request";
+      case 404 -> "Not Found";
+      case 405 -> "Method Not Allowed";
+      case 503 -> "Service Unavailable";
+      default -> "Status";
+    };
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException e) {
+      // closing a connection we are done with
     }
   }
 
@@ -200,7 +319,11 @@ public final class ClientEndpoint implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    server.stop(0);
-    threads.shutdownNow();
+    try {
+      server.close();
+    } catch (IOException e) {
+      log.debug("closing the client HTTP endpoint: {}", e.toString());
+    }
+    open.forEach(ClientEndpoint::closeQuietly);
   }
 }

@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.Set;
 
 /**
  * The cluster secret a node proves on its chunk port: by default the one the database made when it
@@ -65,21 +63,9 @@ public final class ClusterSecret {
    */
   public static byte[] fromFile(Path file) {
     try {
-      Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file);
-      if (permissions.contains(PosixFilePermission.GROUP_READ)
-          || permissions.contains(PosixFilePermission.OTHERS_READ)) {
-        throw new InvalidSecretException(
-            file
-                + " is readable by other users (mode "
-                + java.nio.file.attribute.PosixFilePermissions.toString(permissions)
-                + "); make it readable by its owner only: chmod 600 "
-                + file,
-            null);
-      }
-    } catch (UnsupportedOperationException e) {
-      // Not a POSIX file system: nothing to check.
-    } catch (IOException e) {
-      throw new InvalidSecretException("cannot read " + file + ": " + e, e);
+      io.mooncake.dist.db.SecretFiles.requireOwnerOnly(file, "secret file");
+    } catch (IllegalArgumentException e) {
+      throw new InvalidSecretException(e.getMessage(), e);
     }
     byte[] bytes;
     try {

@@ -25,6 +25,16 @@ final class FileOps {
 
   private FileOps() {}
 
+  /** Staged files: owner read-write, group read (a serving engine's group), nothing for others. */
+  static final java.nio.file.attribute.FileAttribute<?> FILE_MODE =
+      java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+
+  /** Directories of the data tree: owner all, group read and search, nothing for others. */
+  static final java.nio.file.attribute.FileAttribute<?> DIR_MODE =
+      java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+          java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-x---"));
+
   static Path partialOf(Path finalPath) {
     return finalPath.resolveSibling(finalPath.getFileName() + PARTIAL_SUFFIX);
   }
@@ -32,10 +42,47 @@ final class FileOps {
   /** Creates the directory a model file goes into; a failure here is a node problem. */
   static void createParentDirectories(Path file) throws StoreException {
     try {
-      Files.createDirectories(file.getParent());
+      Files.createDirectories(file.getParent(), DIR_MODE);
     } catch (IOException e) {
       throw writeFailure(file.getParent(), e);
     }
+  }
+
+  /**
+   * A fresh partial file for a download, which rewrites it whole: whatever sits at its name (an
+   * earlier attempt's file, or a symlink someone planted to make us write through it) is removed
+   * first, and the new one is created exclusively without following links.
+   */
+  static FileChannel createFresh(Path partial) throws IOException {
+    Files.deleteIfExists(partial); // removes a link itself, never its target
+    return FileChannel.open(
+        partial,
+        java.util.Set.of(
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS),
+        FILE_MODE);
+  }
+
+  /**
+   * The partial file copies of several objects share: opened (or created) for positional reads and
+   * writes without following links; anything at its name that is not a regular file is removed
+   * first, since no copy of ours made it.
+   */
+  static FileChannel openShared(Path partial) throws IOException {
+    if (Files.exists(partial, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+        && !Files.isRegularFile(partial, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      log.warn("removing {}: not a regular file (a symlink?), so not ours", partial);
+      Files.delete(partial);
+    }
+    return FileChannel.open(
+        partial,
+        java.util.Set.of(
+            StandardOpenOption.CREATE,
+            StandardOpenOption.READ,
+            StandardOpenOption.WRITE,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS),
+        FILE_MODE);
   }
 
   /**
@@ -44,7 +91,14 @@ final class FileOps {
    * complete file under its final name, never a torn one.
    */
   static void commit(Path partial, Path target) throws StoreException {
-    try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.READ)) {
+    if (Files.isSymbolicLink(partial)) {
+      // Renaming a link into place would make the model file a link to whatever it names.
+      throw new StoreException(
+          "partial file " + partial + " is a symbolic link; refusing to commit it", false);
+    }
+    try (FileChannel ch =
+        FileChannel.open(
+            partial, StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
       ch.force(true);
     } catch (NoSuchFileException e) {
       throw new StoreException(

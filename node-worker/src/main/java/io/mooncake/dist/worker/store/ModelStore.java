@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
 public final class ModelStore {
   private static final Logger log = LoggerFactory.getLogger(ModelStore.class);
 
+  private static final java.nio.file.LinkOption NOFOLLOW = java.nio.file.LinkOption.NOFOLLOW_LINKS;
+
   private final Path dataDir;
   private final SourceOpener sources;
   private final VerifiedStamps stamps;
@@ -75,7 +77,8 @@ public final class ModelStore {
     this.stamps = new VerifiedStamps(this.dataDir);
     Path models = this.dataDir.resolve("models");
     try {
-      Files.createDirectories(models);
+      Files.createDirectories(models, FileOps.DIR_MODE);
+      DataTree.closeToOthers(models);
     } catch (IOException e) {
       // Without its models directory the worker cannot do anything; fail at startup, loudly.
       throw new UncheckedIOException("cannot create the model store directory " + models, e);
@@ -134,7 +137,8 @@ public final class ModelStore {
     LinkedHashMap<String, String> result = new LinkedHashMap<>();
     long before = 0;
     for (FilePlan file : payload.files()) {
-      Map<String, String> digests = downloadFile(payload.model(), file, before, progress, sink);
+      Map<String, String> digests =
+          downloadFile(payload.model(), payload.sourcesOrAny(), file, before, progress, sink);
       for (ObjectPlan o : file.objects()) {
         result.put(o.objectId(), digests.get(o.objectId()));
       }
@@ -150,12 +154,18 @@ public final class ModelStore {
   }
 
   private Map<String, String> downloadFile(
-      ModelRef model, FilePlan file, long before, LongConsumer progress, ObjectSink sink)
+      ModelRef model,
+      io.mooncake.dist.scheduler.domain.SourceRules rules,
+      FilePlan file,
+      long before,
+      LongConsumer progress,
+      ObjectSink sink)
       throws StoreException {
     List<ObjectPlan> objects = ObjectLayout.inByteOrder(file);
     Path target = resolve(model, file);
     Path partial = FileOps.partialOf(target);
     String url = file.downloadUrl();
+    String shown = io.mooncake.dist.scheduler.domain.SourceUrls.display(url);
     if (url == null || url.isBlank()) {
       throw new StoreException("no download_url for " + file.path(), false);
     }
@@ -164,11 +174,11 @@ public final class ModelStore {
     try {
       Map<String, String> digests = null;
       // The source is opened first so a refused source (404, missing file) never touches the disk.
-      try (InputStream in = sources.open(url, file.sizeBytes())) {
+      try (InputStream in = sources.open(url, file.sizeBytes(), rules)) {
         digests =
             writePartial(
                 in,
-                url,
+                shown,
                 file,
                 objects,
                 partial,
@@ -176,18 +186,18 @@ public final class ModelStore {
                 sink);
       } catch (IOException e) {
         // Only closing the source can land here; every byte is already written and checked.
-        log.debug("closing source {} failed: {}", url, e.toString());
+        log.debug("closing source {} failed: {}", shown, e.toString());
       }
       FileOps.commit(partial, target);
       committed = true;
       stamps.record(target, file, digests, Checksums.sha256HexOrNull(file.sha256()));
-      log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), url);
+      log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), shown);
       return digests;
     } catch (StoreException e) {
       log.warn(
           "download of {} from {} failed (retryable={}): {}",
           file.path(),
-          url,
+          shown,
           e.retryable(),
           e.getMessage());
       throw e;
@@ -207,12 +217,7 @@ public final class ModelStore {
       LongConsumer fileProgress,
       ObjectSink sink)
       throws StoreException {
-    try (FileChannel out =
-        FileChannel.open(
-            partial,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
+    try (FileChannel out = FileOps.createFresh(partial)) {
       FileOps.sizeTo(out, file.sizeBytes());
       String expected = Checksums.sha256HexOrNull(file.sha256());
       RangeHasher hasher = new RangeHasher(objects, expected != null, publishes);
@@ -288,7 +293,7 @@ public final class ModelStore {
       }
       String fileHex;
       Map<String, String> matched = new java.util.HashMap<>();
-      try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ)) {
+      try (FileChannel ch = FileChannel.open(target, StandardOpenOption.READ, NOFOLLOW)) {
         checkSize(ch, target, file);
         java.security.MessageDigest whole = file.sha256() != null ? Sha256.newDigest() : null;
         java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(Sha256.BUFFER_BYTES);
@@ -367,7 +372,7 @@ public final class ModelStore {
     Path path = resolve(model, file);
     // The same choice openBuffered made: the final file when complete, else the partial one.
     Path open =
-        Files.isRegularFile(path) && sizeOrMinusOne(path) == file.sizeBytes()
+        Files.isRegularFile(path, NOFOLLOW) && sizeOrMinusOne(path) == file.sizeBytes()
             ? path
             : FileOps.partialOf(path);
     FileChannel direct = null;
@@ -376,7 +381,7 @@ public final class ModelStore {
       block = (int) Files.getFileStore(open).getBlockSize();
       direct =
           FileChannel.open(
-              open, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+              open, StandardOpenOption.WRITE, NOFOLLOW, com.sun.nio.file.ExtendedOpenOption.DIRECT);
     } catch (IOException | UnsupportedOperationException e) {
       // tmpfs and some network file systems refuse O_DIRECT: buffered writes still work.
       log.debug("no direct I/O for {}: {}", open, e.toString());
@@ -414,16 +419,12 @@ public final class ModelStore {
     ReentrantLock lock = PathLocks.forFile(target);
     lock.lock();
     try {
-      if (Files.isRegularFile(target) && sizeOrMinusOne(target) == file.sizeBytes()) {
-        return FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      if (Files.isRegularFile(target, NOFOLLOW) && sizeOrMinusOne(target) == file.sizeBytes()) {
+        return FileChannel.open(
+            target, StandardOpenOption.READ, StandardOpenOption.WRITE, NOFOLLOW);
       }
       FileOps.createParentDirectories(partial);
-      FileChannel ch =
-          FileChannel.open(
-              partial,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.READ,
-              StandardOpenOption.WRITE);
+      FileChannel ch = FileOps.openShared(partial);
       try {
         FileOps.sizeTo(ch, file.sizeBytes());
       } catch (IOException e) {
@@ -496,12 +497,12 @@ public final class ModelStore {
     for (FilePlan file : payload.files()) {
       Path target = resolve(payload.model(), file);
       Path partial = FileOps.partialOf(target);
-      if (Files.isRegularFile(target) && !Files.exists(partial)) {
+      if (Files.isRegularFile(target, NOFOLLOW) && !Files.exists(partial, NOFOLLOW)) {
         checkComplete(target, file, "model file");
         total += file.sizeBytes();
         continue;
       }
-      if (file.sizeBytes() == 0 && !Files.exists(partial)) {
+      if (file.sizeBytes() == 0 && !Files.exists(partial, NOFOLLOW)) {
         createEmpty(partial);
       }
       // Hashing a large file takes a while; it runs outside the per-file lock so copies of other
@@ -531,6 +532,40 @@ public final class ModelStore {
     }
     Path partial = FileOps.partialOf(finalPath);
     return Files.isRegularFile(partial) ? Optional.of(partial) : Optional.empty();
+  }
+
+  /**
+   * What the chunk server may send for a published object of {@code finalPath}: the real path
+   * (links resolved) of the final file, else of its partial file, when it is a regular file inside
+   * this store's models directory; empty when neither exists.
+   *
+   * @throws IllegalArgumentException when the file resolves outside the models directory or is not
+   *     a regular file
+   */
+  public Optional<Path> servableFile(Path finalPath) {
+    Path root;
+    try {
+      root = dataDir.resolve("models").toRealPath();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+    for (Path candidate : List.of(finalPath, FileOps.partialOf(finalPath))) {
+      Path real;
+      try {
+        real = candidate.toRealPath();
+      } catch (IOException e) {
+        continue; // missing (or vanished meanwhile): try the partial, then give up
+      }
+      if (!real.startsWith(root) || real.equals(root)) {
+        throw new IllegalArgumentException(
+            candidate + " resolves to " + real + ", outside the model store " + root);
+      }
+      if (!Files.isRegularFile(real, NOFOLLOW)) {
+        throw new IllegalArgumentException(candidate + " is not a regular file");
+      }
+      return Optional.of(real);
+    }
+    return Optional.empty();
   }
 
   /** Removes the partial files of this payload's files (after a failed or canceled placement). */
@@ -564,6 +599,9 @@ public final class ModelStore {
       throw new StoreException(e.getMessage(), false, e);
     }
     refuseSymlinkEscape(path, file);
+    // The partial file is written and renamed into place: a link planted at its name gets the same
+    // check as one at the final name (and is never written through: see FileOps).
+    refuseSymlinkEscape(FileOps.partialOf(path), file);
     return path;
   }
 
@@ -623,7 +661,7 @@ public final class ModelStore {
 
   private static void checkComplete(Path path, FilePlan file, String what, boolean hash)
       throws StoreException {
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, NOFOLLOW)) {
       checkSize(ch, path, file);
       if (hash && Checksums.sha256HexOrNull(file.sha256()) != null) {
         checkFileSha(file, Sha256.hex(Sha256.hashRange(ch, 0, file.sizeBytes())), path);
@@ -666,7 +704,7 @@ public final class ModelStore {
   private static void createEmpty(Path partial) throws StoreException {
     FileOps.createParentDirectories(partial);
     try {
-      Files.newByteChannel(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE).close();
+      FileOps.createFresh(partial).close();
     } catch (IOException e) {
       throw FileOps.writeFailure(partial, e);
     }

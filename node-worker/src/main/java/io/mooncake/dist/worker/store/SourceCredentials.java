@@ -7,14 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * Credentials for HTTP(S) sources, kept on the node ({@code mooncake_client --source-credentials}),
@@ -51,21 +48,7 @@ public final class SourceCredentials {
    */
   public static SourceCredentials load(Path file) {
     try {
-      Set<PosixFilePermission> open =
-          EnumSet.of(
-              PosixFilePermission.GROUP_READ,
-              PosixFilePermission.OTHERS_READ,
-              PosixFilePermission.GROUP_WRITE,
-              PosixFilePermission.OTHERS_WRITE);
-      try {
-        open.retainAll(Files.getPosixFilePermissions(file));
-      } catch (UnsupportedOperationException e) {
-        open.clear();
-      }
-      if (!open.isEmpty()) {
-        throw new IllegalArgumentException(
-            file + ": group or others may access this credentials file; run chmod 600 " + file);
-      }
+      io.mooncake.dist.db.SecretFiles.requireOwnerOnly(file, "credentials file");
       return parse(file.toString(), Files.readString(file, StandardCharsets.UTF_8));
     } catch (NoSuchFileException e) {
       throw new IllegalArgumentException(file + ": no such file");

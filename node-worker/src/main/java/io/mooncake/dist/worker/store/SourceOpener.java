@@ -1,5 +1,7 @@
 package io.mooncake.dist.worker.store;
 
+import io.mooncake.dist.scheduler.domain.SourceRules;
+import io.mooncake.dist.scheduler.domain.SourceUrls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -29,6 +31,14 @@ public final class SourceOpener {
   /** Redirects followed before giving up. */
   static final int MAX_REDIRECTS = 5;
 
+  /** How long a source may take to answer a request with its status and headers. */
+  static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(60);
+
+  /** How long a source's body may go without a byte before the download fails (retryable). */
+  static final Duration STALL_TIMEOUT = Duration.ofSeconds(60);
+
+  private final Duration stallTimeout;
+
   private final HttpClient http;
   private final SourceCredentials credentials;
 
@@ -43,6 +53,12 @@ public final class SourceOpener {
    * the HTTP client, so a header is only ever sent to the origin it was configured for.
    */
   public SourceOpener(SourceCredentials credentials) {
+    this(credentials, STALL_TIMEOUT);
+  }
+
+  /** As above, failing a body that sends no byte for {@code stallTimeout} (tests shorten it). */
+  SourceOpener(SourceCredentials credentials, Duration stallTimeout) {
+    this.stallTimeout = stallTimeout;
     this.http =
         HttpClient.newBuilder()
             .followRedirects(HttpClient.Redirect.NEVER)
@@ -59,29 +75,77 @@ public final class SourceOpener {
    *     later attempt could succeed (HTTP 5xx or 429, a connection failure)
    */
   public InputStream open(String url, long expectedSize) throws StoreException {
+    return open(url, expectedSize, SourceRules.ANY);
+  }
+
+  /**
+   * As {@link #open(String, long)}, reading only what {@code rules} allow: the URL itself, every
+   * redirect hop (each checked like the first, and with {@code --public-sources-only} each hop's
+   * host resolved and refused unless every address is public), and for a file its real path, links
+   * resolved, under an allowed root.
+   *
+   * @throws StoreException not retryable when the rules refuse the source or a hop
+   */
+  public InputStream open(String url, long expectedSize, SourceRules rules) throws StoreException {
     if (url == null || url.isBlank()) {
       throw new StoreException("no source URL given", false);
     }
+    refuseIf(rules.refusal(url));
     if (url.startsWith("http://") || url.startsWith("https://")) {
-      return openHttp(url, expectedSize);
+      return openHttp(url, expectedSize, rules);
     }
     if (url.startsWith("file:")) {
       Path path;
       try {
         path = Path.of(new URI(url));
       } catch (URISyntaxException | IllegalArgumentException e) {
-        throw new StoreException("malformed file URL " + url + ": " + e.getMessage(), false, e);
+        throw new StoreException("malformed file URL " + SourceUrls.display(url), false, e);
       }
-      return openFile(path, expectedSize);
+      return openFile(confined(path, rules), expectedSize);
     }
     if (url.startsWith("/")) {
-      return openFile(Path.of(url), expectedSize);
+      return openFile(confined(Path.of(url), rules), expectedSize);
     }
     throw new StoreException(
         "unsupported source URL "
-            + url
+            + SourceUrls.display(url)
             + " (expected file:///..., an absolute path, http:// or https://)",
         false);
+  }
+
+  private static void refuseIf(java.util.Optional<String> refusal) throws StoreException {
+    if (refusal.isPresent()) {
+      throw new StoreException(refusal.get(), false);
+    }
+  }
+
+  /**
+   * The file itself, links resolved, when the rules name roots: a link under an allowed root that
+   * leads out of it is refused like a path outside it.
+   */
+  private static Path confined(Path path, SourceRules rules) throws StoreException {
+    if (rules.anySource()) {
+      return path;
+    }
+    Path real;
+    try {
+      real = path.toRealPath();
+    } catch (IOException e) {
+      return path; // missing or unreadable: openFile says which
+    }
+    for (String root : rules.fileRoots()) {
+      Path r = Path.of(root);
+      try {
+        r = r.toRealPath();
+      } catch (IOException e) {
+        // a root that does not exist here holds nothing; compare lexically
+      }
+      if (real.startsWith(r)) {
+        return real;
+      }
+    }
+    throw new StoreException(
+        "source " + path + " resolves to " + real + ", outside the allowed sources", false);
   }
 
   private static InputStream openFile(Path path, long expectedSize) throws StoreException {
@@ -111,14 +175,24 @@ public final class SourceOpener {
     }
   }
 
-  private InputStream openHttp(String url, long expectedSize) throws StoreException {
+  private InputStream openHttp(String url, long expectedSize, SourceRules rules)
+      throws StoreException {
     URI current;
     try {
       current = URI.create(url);
     } catch (IllegalArgumentException e) {
-      throw new StoreException("malformed URL " + url + ": " + e.getMessage(), false, e);
+      throw new StoreException("malformed URL " + SourceUrls.display(url), false, e);
     }
     for (int hop = 0; ; hop++) {
+      if (hop > 0) {
+        String hopUrl = current.toString();
+        java.util.Optional<String> refusal = rules.refusal(hopUrl);
+        if (refusal.isPresent()) {
+          throw new StoreException(
+              "redirect from " + SourceUrls.display(url) + " refused: " + refusal.get(), false);
+        }
+      }
+      refuseIf(rules.refusalOfAddresses(current.getHost()));
       HttpResponse<InputStream> response = send(current, url);
       int status = response.statusCode();
       if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
@@ -154,17 +228,21 @@ public final class SourceOpener {
                 + expectedSize,
             false);
       }
-      return response.body();
+      return new StallGuard(response.body(), stallTimeout, describe(url, current));
     }
   }
 
   private HttpResponse<InputStream> send(URI target, String url) throws StoreException {
     HttpRequest.Builder request;
     try {
-      request = HttpRequest.newBuilder(target).header("User-Agent", "mooncake-node-worker").GET();
+      request =
+          HttpRequest.newBuilder(target)
+              .timeout(RESPONSE_TIMEOUT)
+              .header("User-Agent", "mooncake-node-worker")
+              .GET();
       credentials.forUrl(target).ifPresent(e -> request.header(e.header(), e.value()));
     } catch (IllegalArgumentException e) {
-      throw new StoreException("malformed URL " + target + ": " + e.getMessage(), false, e);
+      throw new StoreException("malformed URL " + SourceUrls.display(target), false, e);
     }
     try {
       return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -174,7 +252,8 @@ public final class SourceOpener {
     } catch (InterruptedException e) {
       // Keep the interrupt visible to the task runner, which is what asked us to stop.
       Thread.currentThread().interrupt();
-      throw new StoreException("interrupted while connecting to " + url, true, e);
+      throw new StoreException(
+          "interrupted while connecting to " + SourceUrls.display(url), true, e);
     }
   }
 
@@ -187,7 +266,8 @@ public final class SourceOpener {
           false);
     }
     if (hop + 1 > MAX_REDIRECTS) {
-      throw new StoreException("more than " + MAX_REDIRECTS + " redirects fetching " + url, false);
+      throw new StoreException(
+          "more than " + MAX_REDIRECTS + " redirects fetching " + SourceUrls.display(url), false);
     }
     URI next;
     try {
@@ -202,21 +282,28 @@ public final class SourceOpener {
           "redirect from " + describe(url, from) + " to a non-HTTP URL", false);
     }
     if (from.getScheme().equalsIgnoreCase("https") && scheme.equals("http")) {
-      throw new StoreException("redirect from https to plain http refused for " + url, false);
+      throw new StoreException(
+          "redirect from https to plain http refused for " + SourceUrls.display(url), false);
     }
     return next;
   }
 
-  /** The URL the job named, plus where a redirect led (for errors). */
+  /**
+   * The URL the job named, plus where a redirect led (for errors), without query strings or user
+   * info: a presigned redirect's signature must not reach {@code last_error} or the logs.
+   */
   private static String describe(String url, URI current) {
-    return current.toString().equals(url) ? url : url + " (redirected to " + current + ")";
+    return current.toString().equals(url)
+        ? SourceUrls.display(url)
+        : SourceUrls.display(url) + " (redirected to " + SourceUrls.display(current) + ")";
   }
 
   private static void closeQuietly(InputStream in, String url) {
     try {
       in.close();
     } catch (IOException e) {
-      log.debug("closing the response body of {} failed: {}", url, e.toString());
+      log.debug(
+          "closing the response body of {} failed: {}", SourceUrls.display(url), e.toString());
     }
   }
 }

@@ -12,7 +12,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.util.HashMap;
 import java.util.Map;
@@ -74,15 +73,10 @@ final class VerifiedStamps {
             .append(o.objectId())
             .append('\n');
       }
-      Files.createDirectories(dir);
+      Files.createDirectories(dir, FileOps.DIR_MODE);
       Path stamp = stampOf(path);
       Path tmp = stamp.resolveSibling(stamp.getFileName() + ".tmp");
-      try (FileChannel ch =
-          FileChannel.open(
-              tmp,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
+      try (FileChannel ch = FileOps.createFresh(tmp)) {
         ch.write(java.nio.ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8)));
         ch.force(true);
       }

@@ -95,7 +95,10 @@ class SourceCredentialsTest {
     Files.writeString(file, "https://h/ Authorization: " + SECRET + "\n");
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
     assertEquals(
-        file + ": group or others may access this credentials file; run chmod 600 " + file,
+        file
+            + ": group or others may access this credentials file (mode rw-r--r--); make it readable by its"
+            + " owner only: chmod 600 "
+            + file,
         assertThrows(IllegalArgumentException.class, () -> SourceCredentials.load(file))
             .getMessage());
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));

@@ -10,6 +10,11 @@ public final class Payloads {
 
   /** The {@code MODEL_DOWNLOAD} payload: every file with its source URL and object ranges. */
   public static TaskPayload download(Manifest manifest) {
+    return download(manifest, null);
+  }
+
+  /** As {@link #download(Manifest)}, carrying the source rules the job was admitted under. */
+  public static TaskPayload download(Manifest manifest, SourceRules sources) {
     List<FilePlan> files = new ArrayList<>();
     for (int i = 0; i < manifest.files().size(); i++) {
       ManifestFile f = manifest.files().get(i);
@@ -22,7 +27,7 @@ public final class Payloads {
               f.downloadUrl(),
               plans(f.slices(i), Map.of())));
     }
-    return new TaskPayload(manifest.model(), files);
+    return new TaskPayload(manifest.model(), files, sources);
   }
 
   /**

@@ -228,7 +228,7 @@ public final class ScheduleJob {
               jobId,
               a.nodeId(),
               TaskType.MODEL_DOWNLOAD,
-              Payloads.download(manifest),
+              Payloads.download(manifest, sourceRules(job)),
               DOWNLOAD_ATTEMPTS);
       case Action.EnqueueVerify a ->
           enqueueOne(
@@ -250,6 +250,14 @@ public final class ScheduleJob {
       case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
     }
+  }
+
+  /** The rules the job was admitted under; a job from before they were stored allowed any. */
+  private static io.mooncake.dist.scheduler.domain.SourceRules sourceRules(JobsRecord job) {
+    String rules = job.getSourceRules();
+    return rules == null
+        ? io.mooncake.dist.scheduler.domain.SourceRules.ANY
+        : Json.read(rules, io.mooncake.dist.scheduler.domain.SourceRules.class);
   }
 
   /**

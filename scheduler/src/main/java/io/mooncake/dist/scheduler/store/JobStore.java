@@ -46,6 +46,18 @@ public final class JobStore {
    * digest it is a {@link CreateResult#CONFLICT}, and nothing is written.
    */
   public CreateResult create(JobRequest request, String requestSha256, String requestJson) {
+    return create(request, requestSha256, requestJson, null);
+  }
+
+  /**
+   * As above, storing the source rules the job was admitted under (null: none stored, any source);
+   * the seed's download follows them on every redirect hop.
+   */
+  public CreateResult create(
+      JobRequest request,
+      String requestSha256,
+      String requestJson,
+      io.mooncake.dist.scheduler.domain.SourceRules sources) {
     return dsl.transactionResult(
         cfg -> {
           DSLContext tx = cfg.dsl();
@@ -63,6 +75,11 @@ public final class JobStore {
                   .set(JOBS.SEED_NODE_ID, request.seedNodeId())
                   .set(JOBS.TOTAL_SIZE_BYTES, manifest.totalSizeBytes())
                   .set(JOBS.INTEGRITY, request.integrity().wire())
+                  .set(
+                      JOBS.SOURCE_RULES,
+                      sources == null
+                          ? null
+                          : io.mooncake.dist.scheduler.domain.Json.write(sources))
                   .onConflictDoNothing()
                   .execute();
           if (inserted == 0) {

@@ -113,9 +113,9 @@ class PayloadsTest {
   void modelPathsStayInsideTheDataDirectory() {
     Path data = Path.of("/data");
     Path dir = ModelPaths.modelDir(data, new ModelRef("org/name", "r1", "bin", "hf"));
-    assertEquals(Path.of("/data/models/hf/org/name/r1/bin"), dir);
+    assertEquals(Path.of("/data/models/hf/org%2Fname/r1/bin"), dir);
     assertEquals(
-        Path.of("/data/models/hf/org/name/r1/bin/sub/a.bin"), ModelPaths.file(dir, "sub/a.bin"));
+        Path.of("/data/models/hf/org%2Fname/r1/bin/sub/a.bin"), ModelPaths.file(dir, "sub/a.bin"));
     assertThrows(IllegalArgumentException.class, () -> ModelPaths.file(dir, "../x"));
     assertThrows(IllegalArgumentException.class, () -> ModelPaths.file(dir, "/etc/passwd"));
     assertThrows(

@@ -24,13 +24,18 @@ public final class InProcessCluster implements AutoCloseable {
   private final Api api;
 
   public InProcessCluster(Database db) {
+    this(db, io.mooncake.dist.master.validation.SourcePolicy.ALLOW_ALL);
+  }
+
+  /** A cluster whose API admits only the sources {@code sources} allows. */
+  public InProcessCluster(Database db, io.mooncake.dist.master.validation.SourcePolicy sources) {
     this.db = db;
     this.scheduler = new SchedulerLoop(db, Duration.ofMillis(100)).start();
     this.server =
         WebServer.builder()
             .host("127.0.0.1")
             .port(0)
-            .routing(r -> MasterRouting.routing(r, db, scheduler::wake))
+            .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources))
             .build()
             .start();
     this.api = new Api("http://127.0.0.1:" + server.port());
