@@ -88,7 +88,9 @@ public final class NodeWorker implements AutoCloseable {
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
 
-  /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
+  /**
+   * Copies of this node pulling from their job's seed right now (at most one; see SourcePlanner).
+   */
   private final AtomicInteger seedPulls = new AtomicInteger();
 
   /** Objects being received here, relayed while they arrive. */

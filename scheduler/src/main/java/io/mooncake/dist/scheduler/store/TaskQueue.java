@@ -442,8 +442,8 @@ public final class TaskQueue {
   /**
    * Puts a claimed task back without counting it as an attempt: pending again, due after {@code
    * delay}, its lease, source and progress cleared, no attempt recorded. For a copy that chose to
-   * wait for a better source (see the worker's CopySources), which is not a failure. If its job is
-   * no longer active or its placement no longer acquiring (the seed failed while the copy was
+   * wait for a better source (see the worker's SourcePlanner), which is not a failure. If its job
+   * is no longer active or its placement no longer acquiring (the seed failed while the copy was
    * deciding), it is canceled instead ({@link #PLACEMENT_ACTIVE}, under {@link #lockJobOf}).
    *
    * @return false (and nothing changed) when the lease is gone
