@@ -3,6 +3,7 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.CompletionBatcher;
@@ -543,9 +544,9 @@ public final class NodeWorker implements AutoCloseable {
           if (state != null) {
             metrics.taskFinished(
                 task.type().name(),
-                "failed".equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
+                TaskState.FAILED.wire().equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
           }
-          if ("failed".equals(state)
+          if (TaskState.FAILED.wire().equals(state)
               && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());

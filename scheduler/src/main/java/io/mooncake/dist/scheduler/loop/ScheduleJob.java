@@ -17,6 +17,7 @@ import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.Payloads;
 import io.mooncake.dist.scheduler.domain.PlacementState;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
+import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.state.Action;
 import io.mooncake.dist.scheduler.state.Evaluation;
@@ -206,12 +207,12 @@ public final class ScheduleJob {
             r -> {
               int n = r.value4();
               TaskCounts c =
-                  switch (r.value3()) {
-                    case "pending" -> new TaskCounts(n, 0, 0, 0, 0, null);
-                    case "processing" -> new TaskCounts(0, n, 0, 0, 0, null);
-                    case "succeeded" -> new TaskCounts(0, 0, n, 0, 0, null);
-                    case "failed" -> new TaskCounts(0, 0, 0, n, 0, r.value5());
-                    default -> new TaskCounts(0, 0, 0, 0, n, null);
+                  switch (TaskState.fromWire(r.value3())) {
+                    case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
+                    case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
+                    case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
+                    case FAILED -> new TaskCounts(0, 0, 0, n, 0, r.value5());
+                    case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
                   };
               out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))
                   .merge(TaskType.valueOf(r.value2()), c, TaskCounts::plus);
@@ -325,11 +326,11 @@ public final class ScheduleJob {
   private static void cancelPending(DSLContext tx, String jobId, String nodeId) {
     var q =
         tx.update(TASKS)
-            .set(TASKS.STATE, "canceled")
+            .set(TASKS.STATE, TaskState.CANCELED.wire())
             .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
             .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
             .where(TASKS.JOB_ID.eq(jobId))
-            .and(TASKS.STATE.eq("pending"));
+            .and(TASKS.STATE.eq(TaskState.PENDING.wire()));
     (nodeId == null ? q : q.and(TASKS.NODE_ID.eq(nodeId))).execute();
   }
 
