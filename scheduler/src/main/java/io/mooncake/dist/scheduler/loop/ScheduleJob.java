@@ -23,6 +23,7 @@ import io.mooncake.dist.scheduler.state.Action;
 import io.mooncake.dist.scheduler.state.Evaluation;
 import io.mooncake.dist.scheduler.state.JobEvaluator;
 import io.mooncake.dist.scheduler.state.JobFacts;
+import io.mooncake.dist.scheduler.state.JobTransitions;
 import io.mooncake.dist.scheduler.state.NodeFacts;
 import io.mooncake.dist.scheduler.state.PlacementView;
 import io.mooncake.dist.scheduler.state.TaskCounts;
@@ -150,7 +151,7 @@ public final class ScheduleJob {
           JobsRecord job =
               tx.selectFrom(JOBS)
                   .where(JOBS.JOB_ID.eq(jobId))
-                  .and(JOBS.STATUS.in("planned", "seeding", "replicating"))
+                  .and(JOBS.STATUS.in(JobStore.ACTIVE))
                   .forUpdate()
                   .skipLocked()
                   .fetchOne();
@@ -343,8 +344,10 @@ public final class ScheduleJob {
       boolean staged = v.state() == PlacementState.STAGED;
       if (!v.state().wire().equals(p.getState())
           || !java.util.Objects.equals(v.lastError(), p.getLastError())) {
+        PlacementState next =
+            JobTransitions.require(PlacementState.fromWire(p.getState()), v.state());
         tx.update(PLACEMENTS)
-            .set(PLACEMENTS.STATE, v.state().wire())
+            .set(PLACEMENTS.STATE, next.wire())
             .set(PLACEMENTS.LAST_ERROR, v.lastError())
             .set(PLACEMENTS.CHECKSUM_VERIFIED, staged)
             .set(PLACEMENTS.LOCAL_PATH, staged ? localPath(tx, p.getNodeId(), model) : null)
@@ -356,8 +359,9 @@ public final class ScheduleJob {
     }
     if (!e.status().wire().equals(job.getStatus())
         || !java.util.Objects.equals(e.lastError(), job.getLastError())) {
+      JobStatus next = JobTransitions.require(JobStatus.fromWire(job.getStatus()), e.status());
       tx.update(JOBS)
-          .set(JOBS.STATUS, e.status().wire())
+          .set(JOBS.STATUS, next.wire())
           .set(JOBS.LAST_ERROR, e.lastError())
           .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
           .set(JOBS.FINISHED_AT, e.status().terminal() ? DSL.currentOffsetDateTime() : null)
