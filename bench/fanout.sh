@@ -19,6 +19,8 @@
 # namespaces, bridge, processes, mounts, database.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# A Java 21+ for the build and the launchers, found as they find it, or one line saying what to install.
+. "$ROOT/bin/_java.sh"
 NODES=${NODES:-8}
 SIZE_MIB=${SIZE_MIB:-512}
 CHUNK_MIB=${CHUNK_MIB:-8}
@@ -44,8 +46,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
 fi
 if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ]; then
-  echo "building (mvn -q -DskipTests package)" >&2
-  (cd "$ROOT" && mvn -B -q -DskipTests package)
+  echo "building (./mvnw -q -DskipTests package)" >&2
+  "$ROOT/mvnw" -B -q -DskipTests package
 fi
 PSQL_ADMIN=$(python3 - "$ADMIN_URL" <<'PY'
 import sys, urllib.parse as u

@@ -47,16 +47,16 @@ if ! need pgbench; then
   echo "installing postgresql-contrib (Debian) for pgbench" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-contrib >/dev/null
 fi
-for t in psql python3 mvn; do need "$t" || { echo "bench: needs $t" >&2; exit 1; }; done
+for t in psql python3; do need "$t" || { echo "bench: needs $t" >&2; exit 1; }; done
 . "$ROOT/bin/_java.sh"
 
 if [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ] \
    || [ ! -d "$HOME/.m2/repository/io/mooncake/dist/scheduler/0.1.0-SNAPSHOT" ]; then
-  echo "building and installing the project (mvn -q -DskipTests install)" >&2
-  (cd "$ROOT" && mvn -B -q -DskipTests install)
+  echo "building and installing the project (./mvnw -q -DskipTests install)" >&2
+  "$ROOT/mvnw" -B -q -DskipTests install
 fi
 echo "building the bench driver (bench/queue, db-scheduler from Maven Central)" >&2
-mvn -B -q -f "$ROOT/bench/queue/pom.xml" package dependency:build-classpath \
+"$ROOT/mvnw" -B -q -f "$ROOT/bench/queue/pom.xml" package dependency:build-classpath \
   -Dmdep.outputFile=target/classpath.txt >/dev/null
 # A private copy of everything the run executes (the launchers, the master's and client's jars,
 # the driver's classpath), so a rebuild in the work tree while the bench runs cannot swap classes

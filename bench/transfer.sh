@@ -17,6 +17,8 @@
 # packages when missing (needs root). Leaves nothing running.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# A Java 21+ for the build and the launchers, found as they find it, or one line saying what to install.
+. "$ROOT/bin/_java.sh"
 SIZE_MIB=${SIZE_MIB:-2048}
 CHUNK_MIB=${CHUNK_MIB:-64}
 RUNS=${RUNS:-3}
@@ -36,8 +38,8 @@ if ! need nginx; then
 fi
 for t in curl psql python3; do need "$t" || { echo "bench: needs $t" >&2; exit 1; }; done
 if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ]; then
-  echo "building (mvn -q -DskipTests package)" >&2
-  (cd "$ROOT" && mvn -B -q -DskipTests package)
+  echo "building (./mvnw -q -DskipTests package)" >&2
+  "$ROOT/mvnw" -B -q -DskipTests package
 fi
 
 # libpq form of the admin URL for psql: jdbc:postgresql://host:port/db?user=u -> postgresql://u@host:port/db

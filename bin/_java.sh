@@ -1,4 +1,4 @@
-# Sourced by the launchers: picks a Java 21+ runtime, or says in one line what to install.
+# Sourced by every entry point (bin/*, bench/*.sh, ./mvnw): picks a Java 21+ runtime, or says in one line what to install.
 # Order: $JAVA_HOME, java on PATH, then any JDK under /usr/lib/jvm.
 mooncake_java_version() {
   "$1" -XX:-UsePerfData -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
@@ -15,4 +15,4 @@ mooncake_find_java() {
   done
   return 1
 }
-JAVA=$(mooncake_find_java) || { echo "$(basename "$0"): needs Java 21 or newer; set JAVA_HOME to a JDK 21+ (found none)" >&2; exit 1; }
+JAVA=$(mooncake_find_java) || { echo "$(basename "$0"): needs Java 21 or newer and found none (JAVA_HOME, PATH, /usr/lib/jvm); install a JDK 21+ (Debian/Ubuntu: apt-get install openjdk-21-jdk-headless) or set JAVA_HOME to one" >&2; exit 1; }

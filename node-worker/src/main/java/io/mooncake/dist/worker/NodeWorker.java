@@ -3,6 +3,7 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.domain.NodeId;
+import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.CompletionBatcher;
@@ -88,7 +89,9 @@ public final class NodeWorker implements AutoCloseable {
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
 
-  /** Copies of this node pulling from their job's seed right now (at most one; see CopySources). */
+  /**
+   * Copies of this node pulling from their job's seed right now (at most one; see SourcePlanner).
+   */
   private final AtomicInteger seedPulls = new AtomicInteger();
 
   /** The replicas this node published itself: the only ones its chunk server serves. */
@@ -589,9 +592,9 @@ public final class NodeWorker implements AutoCloseable {
           if (state != null) {
             metrics.taskFinished(
                 task.type().name(),
-                "failed".equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
+                TaskState.FAILED.wire().equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
           }
-          if ("failed".equals(state)
+          if (TaskState.FAILED.wire().equals(state)
               && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());

@@ -53,7 +53,7 @@ final class TaskExecutor {
   private final String leaseOwner;
 
   /**
-   * This node's copies currently pulling from their job's seed (see CopySources: one at a time).
+   * This node's copies currently pulling from their job's seed (see SourcePlanner: one at a time).
    */
   private final java.util.concurrent.atomic.AtomicInteger seedPulls;
 
@@ -180,7 +180,7 @@ final class TaskExecutor {
   }
 
   /**
-   * Pulls one object from a live source in {@link CopySources}' order (followers that hold it or
+   * Pulls one object from a live source in {@link SourcePlanner}'s order (followers that hold it or
    * are receiving it, least busy first, the seed last), trying the next one when a source fails or
    * sends bytes whose digest does not match what the seed published; waits instead ({@link
    * TaskDeferred}) when only the seed holds it and this node already pulls another object from
@@ -229,14 +229,14 @@ final class TaskExecutor {
       }
       boolean relaying = found.followers() > 1;
       List<Replica> holders =
-          switch (CopySources.plan(
+          switch (SourcePlanner.plan(
               object.objectId(),
               found.holders(),
               found.seedNodeId(),
               found.seedPullInFlight(),
               relaying && seedPulls.get() >= SEED_PULLS)) {
-            case CopySources.Plan.Fetch f -> f.order();
-            case CopySources.Plan.Wait w -> throw new TaskDeferred(w.reason());
+            case SourcePlanner.Plan.Fetch f -> f.order();
+            case SourcePlanner.Plan.Wait w -> throw new TaskDeferred(w.reason());
           };
       // Only the seed holds it: take one of this node's seed slots, or wait if other copies took
       // them first. With a single follower nobody can relay, and several objects in flight from
@@ -244,7 +244,7 @@ final class TaskExecutor {
       boolean seedSlot =
           relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
       if (seedSlot && !takeSeedSlot()) {
-        throw new TaskDeferred(CopySources.seedSlotTaken(found.seedNodeId()).reason());
+        throw new TaskDeferred(SourcePlanner.seedSlotTaken(found.seedNodeId()).reason());
       }
       try {
         SeedPull seedPull =

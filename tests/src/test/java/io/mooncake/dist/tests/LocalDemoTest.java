@@ -40,6 +40,17 @@ class LocalDemoTest {
     assertTrue(
         demo.output().contains("\"status\" : \"completed\""),
         "final snapshot printed:\n" + demo.output());
+    // Each placement's own time, not only the job's: the seed's download and the follower's copy.
+    assertTrue(
+        Pattern.compile("(?m)^seed\\s+\\S+ read the source file.*(MiB/s|too fast to time)$")
+            .matcher(demo.output())
+            .find(),
+        demo.output());
+    assertTrue(
+        Pattern.compile("(?m)^follower\\s+\\S+ copied it from the seed.*(MiB/s|too fast to time)$")
+            .matcher(demo.output())
+            .find(),
+        demo.output());
 
     Matcher workDir = Pattern.compile("(?m)^work dir\\s+(\\S+)$").matcher(demo.output());
     assertTrue(workDir.find(), demo.output());

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The database side of the seed's relay rule (the worker's CopySources): whether another follower
+ * The database side of the seed's relay rule (the worker's SourcePlanner): whether another follower
  * is pulling an object from the seed right now, and a copy that waits for it going back to the
  * queue without using up an attempt.
  */

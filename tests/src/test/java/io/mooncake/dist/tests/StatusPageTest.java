@@ -168,6 +168,26 @@ class StatusPageTest {
           "node " + node + " shown live:\n" + dom);
     }
     assertTrue(dom.contains("(100%) · verified"), dom);
+    // Staged placements move no bytes: no rate and no ETA, rather than a stale one.
+    assertTrue(
+        dom.contains(
+            "<td class=\"num placement-rate\">–</td><td class=\"num placement-eta\">–</td>"),
+        "rate and ETA columns, empty for staged placements:\n" + dom);
+  }
+
+  @Test
+  void longJobIdsAndModelsAreCutToTheirColumnWithTheFullTextInTheTitle() {
+    String dom = chromium.dumpDom(base + "/#job=" + STUCK, 5000);
+    assertTrue(
+        dom.contains("<table class=\"fixed\">"), "the jobs table keeps to its card:\n" + dom);
+    assertTrue(
+        dom.contains("<code class=\"clip job-id mono\" title=\"" + DONE + "\">" + DONE + "</code>"),
+        "job id clipped, full id in the title:\n" + dom);
+    assertTrue(
+        dom.contains("<span class=\"clip model mono\" title=\"stuck-model@r1\">"),
+        "model clipped, full name in the title:\n" + dom);
+    assertTrue(
+        dom.contains(STUCK + " · "), "the job named in the address is the one shown:\n" + dom);
   }
 
   @Test

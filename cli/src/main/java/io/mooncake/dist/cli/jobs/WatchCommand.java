@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
     sortOptions = false,
     description = {
       "Poll a job until it completes, fails or is canceled, showing per node a progress bar, the rate over "
-          + "the last interval and an ETA.",
+          + "the last 10 s of polls and an ETA at that rate.",
       "On a terminal the table is redrawn in place; otherwise one line is printed per change."
     },
     exitCodeListHeading = "%nExit codes:%n",

@@ -6,7 +6,9 @@ import io.mooncake.dist.cli.format.Table;
 import io.mooncake.dist.cli.format.Throughput;
 import io.mooncake.dist.cli.master.JobView;
 import io.mooncake.dist.cli.master.PlacementView;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,13 +22,20 @@ import java.util.Set;
  *
  * <p>A {@link Frame} carries both forms: the screen to redraw on a terminal (a bar, rate and ETA
  * per node) and, for logs and pipes, one line per thing that changed since the previous poll.
+ *
+ * <p>The rate is the bytes staged over the last {@link #RATE_WINDOW_NANOS} of polls (from the
+ * newest sample at least that old, or the oldest there is), not over the last interval alone: a
+ * placement's staged bytes grow one whole object at a time, so a one-poll rate jumps between zero
+ * and a burst. The master's status page computes its rate and ETA the same way.
  */
 public final class WatchView {
   static final int BAR_WIDTH = 30;
+  static final long RATE_WINDOW_NANOS = 10_000_000_000L;
   private static final Set<String> PLACEMENT_DONE = Set.of("staged", "failed");
 
   private final long startNanos;
   private final Map<String, Sample> previous = new HashMap<>();
+  private final Map<String, Deque<Sample>> windows = new HashMap<>();
   private String previousStatus;
 
   /** The redraw screen and the change lines for one poll. */
@@ -73,10 +82,12 @@ public final class WatchView {
       boolean moving = before != null && !PLACEMENT_DONE.contains(p.state());
       String rate = "-";
       String eta = "-";
+      Deque<Sample> window = windows.computeIfAbsent(p.nodeId(), k -> new ArrayDeque<>());
       if (moving) {
+        Sample from = window.peekFirst();
         double bps =
             Throughput.bytesPerSecond(
-                before.stagedBytes(), p.stagedBytes(), nowNanos - before.atNanos());
+                from.stagedBytes(), p.stagedBytes(), nowNanos - from.atNanos());
         rate = Throughput.formatRate(bps);
         eta = Throughput.formatEta(Throughput.eta(p.totalBytes() - p.stagedBytes(), bps));
       }
@@ -107,7 +118,15 @@ public final class WatchView {
                 + (moving ? "  " + rate + "  ETA " + eta : "")
                 + (p.lastError() == null ? "" : "  " + p.lastError()));
       }
-      previous.put(p.nodeId(), new Sample(p.stagedBytes(), nowNanos, p.state(), p.lastError()));
+      Sample now = new Sample(p.stagedBytes(), nowNanos, p.state(), p.lastError());
+      previous.put(p.nodeId(), now);
+      if (!window.isEmpty() && p.stagedBytes() < window.peekLast().stagedBytes()) {
+        window.clear(); // a retried copy starting over: its rate starts over too
+      }
+      window.addLast(now);
+      while (window.size() > 2 && nowNanos - secondOf(window).atNanos() >= RATE_WINDOW_NANOS) {
+        window.removeFirst();
+      }
     }
     List<String> screen = new ArrayList<>();
     screen.add(
@@ -120,6 +139,12 @@ public final class WatchView {
             + (job.lastError() == null ? "" : "  " + job.lastError()));
     screen.addAll(table.lines());
     return new Frame(List.copyOf(screen), List.copyOf(changes));
+  }
+
+  private static Sample secondOf(Deque<Sample> window) {
+    var it = window.iterator();
+    it.next();
+    return it.next();
   }
 
   /**

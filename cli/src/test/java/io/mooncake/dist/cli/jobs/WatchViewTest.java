@@ -70,6 +70,20 @@ class WatchViewTest {
   }
 
   @Test
+  void theRateIsTakenOverTheLastTenSecondsSoObjectSizedStepsReadAsASteadyRate() throws Exception {
+    // A 10 MiB object lands every 2 s while the watch polls every second: over one interval the
+    // rate would read 10 MiB/s and 0 B/s in turn; over the window it stays within 10% of 5 MiB/s.
+    WatchView watch = new WatchView(0);
+    for (int t = 1; t <= 16; t++) {
+      String follower = watch.update(replicating((t / 2) * 10 * MIB), t * SECOND).screen().get(3);
+      if (t >= 12) {
+        double rate = Double.parseDouble(follower.replaceAll(".*?(\\S+) MiB/s.*", "$1"));
+        assertTrue(rate >= 4.5 && rate <= 5.5, "at " + t + " s: " + follower);
+      }
+    }
+  }
+
+  @Test
   void aPollWithNothingChangedAddsNoLine() throws Exception {
     WatchView watch = new WatchView(0);
     watch.update(replicating(20 * MIB), SECOND);

@@ -17,11 +17,13 @@ import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.Payloads;
 import io.mooncake.dist.scheduler.domain.PlacementState;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
+import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.state.Action;
 import io.mooncake.dist.scheduler.state.Evaluation;
 import io.mooncake.dist.scheduler.state.JobEvaluator;
 import io.mooncake.dist.scheduler.state.JobFacts;
+import io.mooncake.dist.scheduler.state.JobTransitions;
 import io.mooncake.dist.scheduler.state.NodeFacts;
 import io.mooncake.dist.scheduler.state.PlacementView;
 import io.mooncake.dist.scheduler.state.TaskCounts;
@@ -149,7 +151,7 @@ public final class ScheduleJob {
           JobsRecord job =
               tx.selectFrom(JOBS)
                   .where(JOBS.JOB_ID.eq(jobId))
-                  .and(JOBS.STATUS.in("planned", "seeding", "replicating"))
+                  .and(JOBS.STATUS.in(JobStore.ACTIVE))
                   .forUpdate()
                   .skipLocked()
                   .fetchOne();
@@ -206,12 +208,12 @@ public final class ScheduleJob {
             r -> {
               int n = r.value4();
               TaskCounts c =
-                  switch (r.value3()) {
-                    case "pending" -> new TaskCounts(n, 0, 0, 0, 0, null);
-                    case "processing" -> new TaskCounts(0, n, 0, 0, 0, null);
-                    case "succeeded" -> new TaskCounts(0, 0, n, 0, 0, null);
-                    case "failed" -> new TaskCounts(0, 0, 0, n, 0, r.value5());
-                    default -> new TaskCounts(0, 0, 0, 0, n, null);
+                  switch (TaskState.fromWire(r.value3())) {
+                    case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
+                    case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
+                    case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
+                    case FAILED -> new TaskCounts(0, 0, 0, n, 0, r.value5());
+                    case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
                   };
               out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))
                   .merge(TaskType.valueOf(r.value2()), c, TaskCounts::plus);
@@ -333,11 +335,11 @@ public final class ScheduleJob {
   private static void cancelPending(DSLContext tx, String jobId, String nodeId) {
     var q =
         tx.update(TASKS)
-            .set(TASKS.STATE, "canceled")
+            .set(TASKS.STATE, TaskState.CANCELED.wire())
             .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
             .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
             .where(TASKS.JOB_ID.eq(jobId))
-            .and(TASKS.STATE.eq("pending"));
+            .and(TASKS.STATE.eq(TaskState.PENDING.wire()));
     (nodeId == null ? q : q.and(TASKS.NODE_ID.eq(nodeId))).execute();
   }
 
@@ -350,8 +352,10 @@ public final class ScheduleJob {
       boolean staged = v.state() == PlacementState.STAGED;
       if (!v.state().wire().equals(p.getState())
           || !java.util.Objects.equals(v.lastError(), p.getLastError())) {
+        PlacementState next =
+            JobTransitions.require(PlacementState.fromWire(p.getState()), v.state());
         tx.update(PLACEMENTS)
-            .set(PLACEMENTS.STATE, v.state().wire())
+            .set(PLACEMENTS.STATE, next.wire())
             .set(PLACEMENTS.LAST_ERROR, v.lastError())
             .set(PLACEMENTS.CHECKSUM_VERIFIED, staged)
             .set(PLACEMENTS.LOCAL_PATH, staged ? localPath(tx, p.getNodeId(), model) : null)
@@ -363,8 +367,9 @@ public final class ScheduleJob {
     }
     if (!e.status().wire().equals(job.getStatus())
         || !java.util.Objects.equals(e.lastError(), job.getLastError())) {
+      JobStatus next = JobTransitions.require(JobStatus.fromWire(job.getStatus()), e.status());
       tx.update(JOBS)
-          .set(JOBS.STATUS, e.status().wire())
+          .set(JOBS.STATUS, next.wire())
           .set(JOBS.LAST_ERROR, e.lastError())
           .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
           .set(JOBS.FINISHED_AT, e.status().terminal() ? DSL.currentOffsetDateTime() : null)

@@ -7,6 +7,7 @@ import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import io.mooncake.dist.scheduler.domain.JobStatus;
 import io.mooncake.dist.scheduler.domain.PlacementState;
 import io.mooncake.dist.scheduler.domain.TaskState;
+import io.mooncake.dist.scheduler.state.JobTransitions;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 
@@ -52,7 +53,7 @@ public final class JobCancel {
             return new CancelOutcome.AlreadyTerminal(previous);
           }
           tx.update(JOBS)
-              .set(JOBS.STATUS, JobStatus.CANCELED.wire())
+              .set(JOBS.STATUS, JobTransitions.require(previous, JobStatus.CANCELED).wire())
               .set(JOBS.LAST_ERROR, JOB_ERROR)
               .set(JOBS.FINISHED_AT, DSL.currentOffsetDateTime())
               .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
@@ -82,7 +83,9 @@ public final class JobCancel {
                   .where(PLACEMENTS.JOB_ID.eq(jobId))
                   .and(
                       PLACEMENTS.STATE.in(
-                          PlacementState.PLANNED.wire(), PlacementState.ACQUIRING.wire()))
+                          JobTransitions.sourcesOf(PlacementState.FAILED).stream()
+                              .map(PlacementState::wire)
+                              .toList()))
                   .execute();
           return new CancelOutcome.Canceled(previous, tasks, placements);
         });

@@ -19,6 +19,7 @@ import io.mooncake.dist.scheduler.domain.ObjectSlice;
 import io.mooncake.dist.scheduler.domain.PlacementSnapshot;
 import io.mooncake.dist.scheduler.domain.PlacementState;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +32,10 @@ import org.jooq.JSONB;
  * Jobs: creation (idempotent per {@code job_id}), their manifest, and the snapshot callers poll.
  */
 public final class JobStore {
-  static final List<String> ACTIVE = List.of("planned", "seeding", "replicating");
+  /** The statuses of a job still in progress, as stored: the scheduler evaluates only these. */
+  public static final List<String> ACTIVE =
+      Arrays.stream(JobStatus.values()).filter(s -> !s.terminal()).map(JobStatus::wire).toList();
+
   private static final int OBJECT_BATCH = 2_000;
 
   private final DSLContext dsl;

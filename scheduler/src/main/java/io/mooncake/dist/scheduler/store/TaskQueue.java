@@ -5,6 +5,7 @@ import static io.mooncake.dist.db.jooq.Tables.TASK_ATTEMPTS;
 
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.TaskPayload;
+import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -190,7 +191,7 @@ public final class TaskQueue {
     return dsl.update(TASKS)
         .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
         .where(TASKS.LEASE_OWNER.eq(leaseOwner))
-        .and(TASKS.STATE.eq("processing"))
+        .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
         .and(TASKS.TASK_ID.in(taskIds))
         .execute();
   }
@@ -376,7 +377,7 @@ public final class TaskQueue {
                   .from(TASKS)
                   .where(TASKS.TASK_ID.eq(taskId))
                   .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-                  .and(TASKS.STATE.eq("processing"))
+                  .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
                   .forShare()
                   .fetchOptional()
                   .isPresent();
@@ -406,8 +407,8 @@ public final class TaskQueue {
                       DSL.condition(retryable)
                           .and(TASKS.ATTEMPTS.lt(TASKS.MAX_ATTEMPTS))
                           .and(DSL.condition(PLACEMENT_ACTIVE)),
-                      DSL.val("pending"))
-                  .otherwise(DSL.val("failed"));
+                      DSL.val(TaskState.PENDING.wire()))
+                  .otherwise(DSL.val(TaskState.FAILED.wire()));
           var row =
               tx.update(TASKS)
                   .set(TASKS.STATE, next)
@@ -416,16 +417,18 @@ public final class TaskQueue {
                   .set(TASKS.LEASE_OWNER, (String) null)
                   .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
                   .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
-                  .set(TASKS.FINISHED_AT, DSL.when(next.eq("failed"), DSL.currentOffsetDateTime()))
+                  .set(
+                      TASKS.FINISHED_AT,
+                      DSL.when(next.eq(TaskState.FAILED.wire()), DSL.currentOffsetDateTime()))
                   .where(TASKS.TASK_ID.eq(taskId))
                   .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-                  .and(TASKS.STATE.eq("processing"))
+                  .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
                   .returning(TASKS.STATE, TASKS.ATTEMPTS, TASKS.NODE_ID, TASKS.STARTED_AT)
                   .fetchOne();
           if (row == null) {
             return null;
           }
-          String outcome = "pending".equals(row.getState()) ? "retry" : "failed";
+          String outcome = TaskState.PENDING.wire().equals(row.getState()) ? "retry" : "failed";
           recordAttempt(
               tx,
               taskId,
@@ -442,8 +445,8 @@ public final class TaskQueue {
   /**
    * Puts a claimed task back without counting it as an attempt: pending again, due after {@code
    * delay}, its lease, source and progress cleared, no attempt recorded. For a copy that chose to
-   * wait for a better source (see the worker's CopySources), which is not a failure. If its job is
-   * no longer active or its placement no longer acquiring (the seed failed while the copy was
+   * wait for a better source (see the worker's SourcePlanner), which is not a failure. If its job
+   * is no longer active or its placement no longer acquiring (the seed failed while the copy was
    * deciding), it is canceled instead ({@link #PLACEMENT_ACTIVE}, under {@link #lockJobOf}).
    *
    * @return false (and nothing changed) when the lease is gone
@@ -587,13 +590,13 @@ public final class TaskQueue {
    */
   public int releaseLeasesOfOtherInstances(String nodeId, String currentOwner) {
     return dsl.update(TASKS)
-        .set(TASKS.STATE, "pending")
+        .set(TASKS.STATE, TaskState.PENDING.wire())
         .set(TASKS.LEASE_OWNER, (String) null)
         .set(TASKS.LEASE_EXPIRES_AT, (OffsetDateTime) null)
         .set(TASKS.LAST_ERROR, "client restarted during the attempt")
         .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
         .where(TASKS.NODE_ID.eq(nodeId))
-        .and(TASKS.STATE.eq("processing"))
+        .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
         .and(TASKS.LEASE_OWNER.ne(currentOwner))
         .execute();
   }

@@ -1,9 +1,11 @@
 package io.mooncake.dist.scheduler.state;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.mooncake.dist.scheduler.domain.JobStatus;
 import io.mooncake.dist.scheduler.domain.PlacementState;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -59,5 +61,27 @@ class JobTransitionsTest {
         Set.of(JobStatus.values()).stream()
             .filter(JobStatus::terminal)
             .collect(java.util.stream.Collectors.toSet()));
+  }
+
+  @Test
+  void aCancelFailsExactlyThePlacementsThatMayStillFail() {
+    assertEquals(
+        List.of(PlacementState.PLANNED, PlacementState.ACQUIRING),
+        JobTransitions.sourcesOf(PlacementState.FAILED));
+    assertEquals(
+        List.of(JobStatus.PLANNED, JobStatus.SEEDING, JobStatus.REPLICATING),
+        JobTransitions.sourcesOf(JobStatus.CANCELED));
+  }
+
+  @Test
+  void requireRefusesAForbiddenChangeAndNamesIt() {
+    assertEquals(
+        JobStatus.COMPLETED, JobTransitions.require(JobStatus.REPLICATING, JobStatus.COMPLETED));
+    var e =
+        assertThrows(
+            JobTransitions.IllegalTransition.class,
+            () -> JobTransitions.require(PlacementState.STAGED, PlacementState.ACQUIRING));
+    assertEquals(
+        "placement state STAGED -> ACQUIRING is not an allowed transition", e.getMessage());
   }
 }

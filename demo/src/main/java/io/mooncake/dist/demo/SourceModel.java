@@ -1,7 +1,8 @@
 package io.mooncake.dist.demo;
 
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -27,15 +28,22 @@ record SourceModel(Path file, long sizeBytes, String sha256Hex) {
     MessageDigest sha256 = sha256();
     SplittableRandom random = new SplittableRandom();
     byte[] buf = new byte[BUFFER];
-    try (OutputStream out =
-        Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+    try (FileChannel out =
+        FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       for (long left = sizeBytes; left > 0; ) {
         int n = (int) Math.min(buf.length, left);
         random.nextBytes(buf);
         sha256.update(buf, 0, n);
-        out.write(buf, 0, n);
+        ByteBuffer bytes = ByteBuffer.wrap(buf, 0, n);
+        while (bytes.hasRemaining()) {
+          out.write(bytes);
+        }
         left -= n;
       }
+      // On disk before the job starts (this runs while the master starts, off the job's clock):
+      // otherwise the kernel writes these dirty pages back during the job, on the disk the seed
+      // and the follower are writing to, and the job is timed with the demo's own I/O in it.
+      out.force(false);
     }
     return new SourceModel(file, sizeBytes, HexFormat.of().formatHex(sha256.digest()));
   }

@@ -8,69 +8,69 @@ import io.mooncake.dist.scheduler.store.Replica;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class CopySourcesTest {
+class SourcePlannerTest {
   private static final String SEED = "10.0.0.1:25000";
 
   private static Replica on(String node) {
     return new Replica("m/o1", node, 8, "sha256:aa", "/d/m.bin", 0);
   }
 
-  private static List<String> order(CopySources.Plan plan) {
-    return assertInstanceOf(CopySources.Plan.Fetch.class, plan).order().stream()
+  private static List<String> order(SourcePlanner.Plan plan) {
+    return assertInstanceOf(SourcePlanner.Plan.Fetch.class, plan).order().stream()
         .map(Replica::nodeId)
         .toList();
   }
 
   @Test
   void followersThatHoldTheObjectComeFirstInTheCatalogsOrderAndTheSeedLast() {
-    var plan = CopySources.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true, true);
+    var plan = SourcePlanner.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true, true);
     assertEquals(List.of("f2", "f1", SEED), order(plan));
   }
 
   @Test
   void aFollowerHolderIsUsedWhetherOrNotTheSeedIsBusy() {
     assertEquals(
-        List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, true, false)));
+        List.of("f3"), order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, true, false)));
     assertEquals(
-        List.of("f3"), order(CopySources.plan("m/o1", List.of(on("f3")), SEED, false, false)));
+        List.of("f3"), order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, false, false)));
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndAnotherFollowerIsPullingItTheCopyWaits() {
-    var plan = CopySources.plan("m/o1", List.of(on(SEED)), SEED, true, false);
-    var wait = assertInstanceOf(CopySources.Plan.Wait.class, plan);
+    var plan = SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, true, false);
+    var wait = assertInstanceOf(SourcePlanner.Plan.Wait.class, plan);
     assertTrue(wait.reason().contains("m/o1") && wait.reason().contains(SEED), wait.reason());
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndNobodyIsPullingItTheSeedSendsIt() {
     assertEquals(
-        List.of(SEED), order(CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
+        List.of(SEED), order(SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndThisNodeIsAlreadyPullingFromTheSeedTheCopyWaits() {
     var wait =
         assertInstanceOf(
-            CopySources.Plan.Wait.class,
-            CopySources.plan("m/o1", List.of(on(SEED)), SEED, false, true));
+            SourcePlanner.Plan.Wait.class,
+            SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, true));
     assertTrue(wait.reason().contains("one at a time"), wait.reason());
     assertEquals(
         List.of("f1", SEED),
-        order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
+        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
         "a follower holder is taken whatever this node pulls from the seed");
   }
 
   @Test
   void noHolderAtAllIsAnEmptyOrderForTheCallerToReport() {
-    assertEquals(List.of(), order(CopySources.plan("m/o1", List.of(), SEED, true, false)));
+    assertEquals(List.of(), order(SourcePlanner.plan("m/o1", List.of(), SEED, true, false)));
   }
 
   @Test
   void withAnUnknownSeedEveryHolderIsAPeer() {
     assertEquals(
         List.of(SEED, "f1"),
-        order(CopySources.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
+        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
   }
 
   @Test
@@ -78,11 +78,12 @@ class CopySourcesTest {
     Replica receiving = new Replica("m/o1", "f4", 8, "sha256:aa", null, 0);
     assertEquals(
         List.of("f4", SEED),
-        order(CopySources.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
+        order(SourcePlanner.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
         "the seed pull in flight is f4's own: relay it rather than wait or pull a second copy");
     assertEquals(
         List.of("f1", "f4", SEED),
         order(
-            CopySources.plan("m/o1", List.of(on("f1"), receiving, on(SEED)), SEED, false, false)));
+            SourcePlanner.plan(
+                "m/o1", List.of(on("f1"), receiving, on(SEED)), SEED, false, false)));
   }
 }

@@ -30,8 +30,8 @@ import java.util.List;
  * while its task row was updated within the last few seconds): a stalled or dead relay stops
  * holding anyone back, and the seed serves the object again.
  */
-final class CopySources {
-  private CopySources() {}
+final class SourcePlanner {
+  private SourcePlanner() {}
 
   /** What to do with one copy. */
   sealed interface Plan {
