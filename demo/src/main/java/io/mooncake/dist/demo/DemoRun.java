@@ -93,7 +93,11 @@ final class DemoRun implements AutoCloseable {
             "--scheduler-tick-ms",
             "200",
             "--api-tokens-file",
-            tokens.toString()));
+            tokens.toString(),
+            // Seeds may read the generated model's folder and nothing else, as a shared cluster
+            // names its model roots (without a source rule the master refuses every job).
+            "--allowed-sources",
+            "file://" + workDir.toRealPath().resolve("source") + "/"));
     MasterClient api = new MasterClient(json, "http://127.0.0.1:" + httpPort, token);
     out.println(
         "master    "
