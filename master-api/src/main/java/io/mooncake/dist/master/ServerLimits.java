@@ -4,15 +4,13 @@ import io.helidon.webserver.WebServerConfig;
 import java.time.Duration;
 
 /**
- * What one connection may hold of the master: a request that does not arrive within {@link
- * #READ_TIMEOUT} of the last byte read is dropped (a half-sent request once stayed open for good),
- * idle keep-alive connections close after {@link #IDLE_TIMEOUT}, and at most {@link
- * #MAX_CONNECTIONS} are open at once.
+ * What one connection may hold of the master: a connection idle between requests closes after
+ * {@link #IDLE_TIMEOUT} (Helidon's default: 5 minutes), and at most {@link #MAX_CONNECTIONS} are
+ * open at once. Helidon 4.5 has no timeout for a request stopped half-way through its head: its
+ * idle check interrupts only a connection waiting for a request line, and {@code
+ * SocketOptions.readTimeout} is not applied to accepted NIO channels (docs/ARCHITECTURE.md).
  */
 public final class ServerLimits {
-  /** Longest wait for the next bytes of a request (headers or body). */
-  public static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
-
   /**
    * A connection with no bytes read or written for this long is closed, whether it sits between
    * requests or in the middle of one (checked every {@link #IDLE_CHECK}).
@@ -30,7 +28,6 @@ public final class ServerLimits {
   /** Applies the limits to a server being built. */
   public static WebServerConfig.Builder apply(WebServerConfig.Builder server) {
     return server
-        .connectionOptions(o -> o.readTimeout(READ_TIMEOUT))
         .idleConnectionTimeout(IDLE_TIMEOUT)
         .idleConnectionPeriod(IDLE_CHECK)
         .maxTcpConnections(MAX_CONNECTIONS);

@@ -57,8 +57,7 @@ public final class SourcePolicy {
         refusal = rules.refusalOfAddresses(URI.create(url).getHost());
       }
       if (refusal.isPresent()) {
-        throw new ValidationException(
-            "manifest.files[" + i + "].download_url", refusal.get() + " by this master");
+        throw new ValidationException("manifest.files[" + i + "].download_url", refusal.get());
       }
     }
   }
