@@ -236,8 +236,7 @@ public final class ClientMain implements Callable<Integer> {
     }
     Database db;
     try {
-      db = Database.open(dbUrl, concurrency + 4, "mooncake_client " + nodeId);
-      db.migrate();
+      db = openDatabase(dbUrl, concurrency, nodeId);
     } catch (DatabaseUnavailableException e) {
       System.err.println("mooncake_client: " + e.getMessage());
       return 3;
@@ -306,6 +305,21 @@ public final class ClientMain implements Callable<Integer> {
       // wait: a worker displaced by another instance with the same node id stops on its own
     }
     return worker.running() ? 0 : 5;
+  }
+
+  /**
+   * The database sessions a client holds, opened as {@code mooncake_client} opens them (the fleet
+   * benchmark's simulated nodes open theirs here too, so they hold what a real client would).
+   */
+  public static Database openDatabase(String dbUrl, int concurrency, NodeId nodeId) {
+    Database db = Database.open(dbUrl, concurrency + 4, "mooncake_client " + nodeId);
+    try {
+      db.migrate();
+    } catch (RuntimeException e) {
+      db.close();
+      throw e;
+    }
+    return db;
   }
 
   /** TLS from the three flags: all or none; each file named by its flag when it cannot be used. */

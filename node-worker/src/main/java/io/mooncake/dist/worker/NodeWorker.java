@@ -10,9 +10,7 @@ import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
-import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.ChunkSecurity;
-import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
 import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.http.ClientEndpoint;
@@ -68,7 +66,7 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private final Settings settings;
-  private final ChunkSecurity security;
+  private final String security;
   private final Database db;
   private final String nodeId;
   private final String leaseOwner;
@@ -83,7 +81,7 @@ public final class NodeWorker implements AutoCloseable {
   private SourceCredentials credentials = SourceCredentials.NONE;
   private boolean fullReverify;
   private ObjectDigest.Algorithm publishes = ObjectDigest.Algorithm.CRC32C_CRC32;
-  private final ChunkClient client;
+  private final Transport transport;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
@@ -116,7 +114,7 @@ public final class NodeWorker implements AutoCloseable {
   private final java.util.Set<Long> executing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final String instanceId = UUID.randomUUID().toString();
-  private ChunkServer server;
+  private Transport.Served server;
   private PgListener listener;
   private Thread loop;
   private Thread heartbeat;
@@ -147,8 +145,21 @@ public final class NodeWorker implements AutoCloseable {
    *     cluster secret (the same on every member) and TLS, if on
    */
   public NodeWorker(Settings settings, Database db, ChunkSecurity security) {
+    this(
+        settings,
+        db,
+        Transport.chunks(
+            security, settings.uploadBytesPerSecond(), settings.downloadBytesPerSecond()));
+  }
+
+  /**
+   * A worker whose objects cross the network through {@code transport} (the chunk protocol, or the
+   * fleet benchmark's timing model); it closes the transport when closed.
+   */
+  public NodeWorker(Settings settings, Database db, Transport transport) {
     this.settings = settings;
-    this.security = security;
+    this.security = transport.toString();
+    this.transport = transport;
     this.db = db;
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
@@ -157,9 +168,6 @@ public final class NodeWorker implements AutoCloseable {
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = newStore();
-    this.client =
-        new ChunkClient(
-            security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor =
         Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
@@ -211,13 +219,7 @@ public final class NodeWorker implements AutoCloseable {
 
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
-    server =
-        ChunkServer.start(
-            settings.bindHost(),
-            settings.nodeId().port(),
-            this::locate,
-            security,
-            settings.uploadBytesPerSecond());
+    server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
     if (httpPort >= 0) {
       try {
         endpoint = ClientEndpoint.start(settings.bindHost(), httpPort, new EndpointSource());
@@ -438,7 +440,8 @@ public final class NodeWorker implements AutoCloseable {
     Progress progress = progressReporter.start(task.taskId(), leaseOwner);
     try {
       TaskExecutor exec =
-          new TaskExecutor(nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals);
+          new TaskExecutor(
+              nodeId, store, transport, replicas, queue, leaseOwner, seedPulls, arrivals);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();
@@ -615,6 +618,6 @@ public final class NodeWorker implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    client.close();
+    transport.close();
   }
 }
