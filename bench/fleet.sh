@@ -33,8 +33,10 @@
 # Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), BOUNCER_PORT (56432), BOUNCER_POOL (80),
-#   HTTP_PORT (18291; the second master +1), CLIENT_OPTS (extra mooncake_client settings the
-#   simulated nodes take, see FleetBench), SIM_HEAP (6g).
+#   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
+#   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4, 2 with PgBouncer), CLIENT_LISTEN
+#   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
+#   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000).
 # Needs root (initdb runs as the postgres user). Leaves nothing running.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,6 +71,9 @@ if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f 
   echo "building the project (./mvnw -DskipTests package)" >&2
   (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
 fi
+if [ "$POOLER" = pgbouncer ]; then
+  export CLIENT_POOL=${CLIENT_POOL:-2} CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0}
+fi
 if [ "$POOLER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
   echo "installing pgbouncer (Debian)" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >/dev/null
@@ -95,7 +100,7 @@ psql() { command psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 
 if [ "$POOLER" = pgbouncer ]; then
   cat > "$WORK/pgbouncer.ini" <<INI
 [databases]
-* = host=127.0.0.1 port=$PG_PORT
+* = host=127.0.0.1 port=$PG_PORT user=postgres
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $BOUNCER_PORT
@@ -103,19 +108,21 @@ unix_socket_dir =
 auth_type = any
 pool_mode = transaction
 default_pool_size = $BOUNCER_POOL
-max_client_conn = 30000
+max_client_conn = 15000
 max_db_connections = $BOUNCER_POOL
 server_reset_query =
 ignore_startup_parameters = extra_float_digits,options
-logfile = $WORK/pgbouncer.log
-pidfile = $WORK/pgbouncer.pid
+logfile = $WORK/pgb/pgbouncer.log
+pidfile = $WORK/pgb/pgbouncer.pid
 INI
-  chown postgres "$WORK/pgbouncer.ini"; touch "$WORK/pgbouncer.log"; chown postgres "$WORK/pgbouncer.log"
-  ulimit -n 65536
-  runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" > /dev/null 2>&1 & PIDS+=($!)
-  for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
+  mkdir -p "$WORK/pgb" && chown postgres "$WORK/pgb" "$WORK/pgbouncer.ini"
+  # exec: the PID kept is pgbouncer's own, so the cleanup stops it.
+  runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec pgbouncer $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
+  for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
+  (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
 fi
 
+echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms" >&2
 echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for N in $NS; do
   DB=fleet_$N

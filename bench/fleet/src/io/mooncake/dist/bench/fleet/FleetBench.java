@@ -53,6 +53,12 @@ public final class FleetBench {
     int idleSeconds = Integer.parseInt(env("IDLE_S", "20"));
     int timeoutSeconds = Integer.parseInt(env("JOB_TIMEOUT_S", "900"));
     String nodeUrl = env("NODE_DB_URL", null);
+    // The mooncake_client flags the simulated nodes run with (see README's flag table).
+    int poolSize = Integer.parseInt(env("CLIENT_POOL", String.valueOf(concurrency + 4)));
+    boolean listen = !env("CLIENT_LISTEN", "1").equals("0");
+    boolean mayMigrate = !env("CLIENT_MIGRATE", "1").equals("0");
+    long idlePollMs = Long.parseLong(env("CLIENT_IDLE_POLL_MS", "5000"));
+    long heartbeatMs = Long.parseLong(env("CLIENT_HEARTBEAT_MS", "2000"));
     String adminUrl = env("ADMIN_DB_URL", null);
     List<String> masters = List.of(env("MASTERS", "http://127.0.0.1:18291").split(","));
     long postmaster = Long.parseLong(env("PG_PID", "0"));
@@ -95,7 +101,7 @@ public final class FleetBench {
                 try {
                   Files.createDirectories(dir);
                   NodeId nodeId = NodeId.parse(id);
-                  db = ClientMain.openDatabase(nodeUrl, concurrency, nodeId);
+                  db = ClientMain.openDatabase(nodeUrl, poolSize, mayMigrate, nodeId);
                   NodeWorker w =
                       new NodeWorker(
                               new NodeWorker.Settings(
@@ -103,11 +109,13 @@ public final class FleetBench {
                                   dir.toRealPath(),
                                   "127.0.0.1",
                                   concurrency,
-                                  Duration.ofMillis(2000),
+                                  Duration.ofMillis(heartbeatMs),
                                   Duration.ofSeconds(30),
                                   Duration.ofMillis(1000)),
                               db,
                               net.node(id))
+                          .listen(listen)
+                          .idlePoll(Duration.ofMillis(idlePollMs))
                           .start();
                   workers.add(w);
                   dbs.add(db);

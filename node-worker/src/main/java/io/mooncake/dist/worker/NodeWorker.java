@@ -126,6 +126,15 @@ public final class NodeWorker implements AutoCloseable {
   /** -1 = no HTTP endpoint, 0 = an ephemeral port, else that port. */
   private int httpPort = -1;
 
+  /** Hold a LISTEN session for wake-ups (off through a transaction-mode pooler). */
+  private boolean listen = true;
+
+  /** The longest claim poll interval: empty polls back off from {@code poll} up to this. */
+  private Duration idlePoll;
+
+  /** A notification arrived: look at artifact deletions on the next pass, whatever the cadence. */
+  private volatile boolean notified;
+
   private ClientEndpoint endpoint;
   private final long startedNanos = System.nanoTime();
 
@@ -217,6 +226,28 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Whether to hold a LISTEN session for wake-ups ({@code --no-listen} turns it off: a
+   * transaction-mode pooler cannot keep one, and at a thousand nodes the sessions alone exceed
+   * Postgres' default connection limit). Without it the claim loop polls, backing off to {@link
+   * #idlePoll}. Call before {@link #start()}.
+   */
+  public NodeWorker listen(boolean on) {
+    this.listen = on;
+    return this;
+  }
+
+  /**
+   * The longest claim poll interval ({@code --idle-poll-ms}): each poll that finds nothing doubles
+   * the wait from {@code poll} up to this; work, a finished task or a notification resets it.
+   * Artifact deletions are polled at this cadence (or at once on a notification). Call before
+   * {@link #start()}.
+   */
+  public NodeWorker idlePoll(Duration max) {
+    this.idlePoll = max;
+    return this;
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
     server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
@@ -248,16 +279,19 @@ public final class NodeWorker implements AutoCloseable {
     reconcileReplicas();
     io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir())
         .ifPresent(w -> log.warn("{}", w));
-    listener =
-        new PgListener(
-                db,
-                List.of("mooncake_node"),
-                (ch, payload) -> {
-                  if (payload == null || nodeId.equals(payload)) {
-                    wake.release();
-                  }
-                })
-            .start();
+    if (listen) {
+      listener =
+          new PgListener(
+                  db,
+                  List.of("mooncake_node"),
+                  (ch, payload) -> {
+                    if (payload == null || nodeId.equals(payload)) {
+                      notified = true;
+                      wake.release();
+                    }
+                  })
+              .start();
+    }
     progressReporter = new ProgressReporter(queue, java.time.Duration.ofMillis(250), nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
@@ -390,10 +424,21 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private void claimLoop() {
+    long pollMs = settings.poll().toMillis();
+    long maxPollMs = Math.max(pollMs, idlePoll == null ? pollMs : idlePoll.toMillis());
+    long waitMs = pollMs;
     while (running) {
       try {
+        boolean force = notified;
+        notified = false;
         deleteArtifacts.runPending(
-            db, nodeId, leaseOwner, store, replicas, settings.poll(), settings.lease());
+            db,
+            nodeId,
+            leaseOwner,
+            store,
+            replicas,
+            force ? Duration.ZERO : Duration.ofMillis(maxPollMs),
+            settings.lease());
       } catch (RuntimeException e) {
         log.warn("artifact deletion failed (database unreachable?): {}", e.getMessage());
       }
@@ -410,18 +455,22 @@ public final class NodeWorker implements AutoCloseable {
         inFlight.incrementAndGet();
         executor.execute(() -> runTask(t));
       }
+      // Back off while polls find nothing and nothing runs; work or a wake-up resets the wait.
+      boolean idle = claimed.isEmpty() && inFlight.get() == 0;
+      long sleepMs = idle ? waitMs : pollMs;
+      waitMs = idle ? Math.min(maxPollMs, waitMs * 2) : pollMs;
       if (claimed.isEmpty() || inFlight.get() >= settings.concurrency()) {
-        long waitMs = settings.poll().toMillis();
         long due = nextDeferredDue.getAndSet(0);
         if (due != 0) {
           // A deferred task becomes claimable then; no notification announces it.
-          waitMs =
+          sleepMs =
               Math.max(
-                  1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
+                  1, Math.min(sleepMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
         }
         try {
-          if (wake.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+          if (wake.tryAcquire(sleepMs, TimeUnit.MILLISECONDS)) {
             wake.drainPermits();
+            waitMs = pollMs;
           }
         } catch (InterruptedException e) {
           return;
