@@ -404,13 +404,13 @@ public final class NodeWorker implements AutoCloseable {
   private void heartbeatLoop() {
     while (running) {
       try {
-        if (!registry.heartbeat(nodeId, instanceId)) {
+        if (!registry.heartbeat(
+            nodeId, instanceId, leaseOwner, java.util.List.copyOf(executing), settings.lease())) {
           log.error("another mooncake_client registered as {}; this one stops", nodeId);
           running = false;
           wake.release();
           return;
         }
-        queue.renewLeases(leaseOwner, java.util.List.copyOf(executing), settings.lease());
         lastHeartbeatNanos = System.nanoTime();
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
