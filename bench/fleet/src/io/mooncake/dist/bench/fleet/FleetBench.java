@@ -179,9 +179,13 @@ public final class FleetBench {
       Thread.sleep(3000);
       double cpu0 = meter.cpuMs();
       long st0 = meter.statements();
+      var idleBefore = meter.perStatement();
       Thread.sleep(idleSeconds * 1000L);
       double cpu1 = meter.cpuMs();
       long st1 = meter.statements();
+      System.err.print(
+          "fleet: statements while idle (" + idleSeconds + " s), most called:\n"
+              + PgMeter.top(idleBefore, meter.perStatement(), 8));
       idlePct = (cpu1 - cpu0) / (idleSeconds * 1000.0) * 100;
       idleStmtsPerNodeS = (st1 - st0) / (double) idleSeconds / up.size();
 
@@ -193,6 +197,7 @@ public final class FleetBench {
       double cpu2 = meter.cpuMs();
       long st2 = meter.statements();
       long x2 = meter.transactions();
+      var jobBefore = meter.perStatement();
       List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
       long start = System.nanoTime();
       String jobId = "fleet-" + n;
@@ -231,6 +236,9 @@ public final class FleetBench {
       double cpu3 = meter.cpuMs();
       long st3 = meter.statements();
       long x3 = meter.transactions();
+      System.err.print(
+          "fleet: statements during the job, most called:\n"
+              + PgMeter.top(jobBefore, meter.perStatement(), 10));
       copies =
           meter.rows(
               "SELECT count(*) FROM tasks WHERE job_id = '"

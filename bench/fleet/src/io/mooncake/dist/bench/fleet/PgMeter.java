@@ -83,6 +83,35 @@ final class PgMeter implements AutoCloseable {
             + " AND s.query NOT LIKE '%pg\\_stat%'");
   }
 
+  /** Calls per statement text (first 90 characters) of the bench database, this meter's excluded. */
+  synchronized java.util.Map<String, Long> perStatement() throws SQLException {
+    java.util.Map<String, Long> m = new java.util.HashMap<>();
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), sum(calls)"
+                    + " FROM pg_stat_statements s"
+                    + " WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    + " AND s.query NOT LIKE '%pg\\_stat%' GROUP BY 1")) {
+      while (rs.next()) {
+        m.merge(rs.getString(1), rs.getLong(2), Long::sum);
+      }
+    }
+    return m;
+  }
+
+  /** The {@code n} statements called most between two {@link #perStatement} readings. */
+  static String top(java.util.Map<String, Long> before, java.util.Map<String, Long> after, int n) {
+    StringBuilder b = new StringBuilder();
+    after.entrySet().stream()
+        .map(e -> java.util.Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+        .filter(e -> e.getValue() > 0)
+        .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
+        .limit(n)
+        .forEach(e -> b.append(String.format("fleet:   %8d  %s%n", e.getValue(), e.getKey())));
+    return b.toString();
+  }
+
   synchronized long transactions() throws SQLException {
     return one(
         "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
