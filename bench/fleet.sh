@@ -32,6 +32,7 @@
 #
 # Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
+#   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), BOUNCER_PORT (56432), BOUNCER_POOL (80),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4, 2 with PgBouncer), CLIENT_LISTEN
@@ -58,6 +59,7 @@ cleanup() {
   set +e
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  if [ -n "${LOGS:-}" ]; then mkdir -p "$LOGS" && cp "$WORK"/*.log "$WORK"/pgb/*.log "$LOGS"/ 2>/dev/null; fi
   [ -f "$WORK/pg/postmaster.pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -m fast stop >/dev/null 2>&1
   rm -rf "$WORK" "$DATA"
 }

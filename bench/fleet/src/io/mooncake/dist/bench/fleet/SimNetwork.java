@@ -126,13 +126,28 @@ final class SimNetwork implements AutoCloseable {
             ChunkTransferException.Kind.CONNECTION, "no simulated node at " + host + ":" + port);
       }
       Flow f = new Flow(src, this, objectId, offset, length, progress);
-      synchronized (lock) {
-        if (!src.holds.contains(objectId) && !src.incoming.containsKey(objectId)) {
+      // A real node registers an object it starts receiving (Arrivals) before it names its source
+      // in Postgres, so a reader that found it there is served. Here the flow is registered only
+      // when the fetch starts, a moment later: a source neither holding nor receiving the object
+      // gets up to a second to start before it answers NOT_FOUND.
+      for (int waited = 0; ; waited += 20) {
+        synchronized (lock) {
+          if (src.holds.contains(objectId) || src.incoming.containsKey(objectId)) {
+            flows.add(f);
+            incoming.put(objectId, f);
+            break;
+          }
+        }
+        if (waited >= 1000) {
           throw new ChunkTransferException(
               ChunkTransferException.Kind.NOT_FOUND, src.key + " does not hold " + objectId);
         }
-        flows.add(f);
-        incoming.put(objectId, f);
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new ChunkTransferException(ChunkTransferException.Kind.CONNECTION, "interrupted");
+        }
       }
       try {
         f.done.get();
