@@ -35,7 +35,7 @@
 #   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), BOUNCER_PORT (56432), BOUNCER_POOL (80),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
-#   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4, 2 with PgBouncer), CLIENT_LISTEN
+#   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
 #   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000).
 # Needs root (initdb runs as the postgres user). Leaves nothing running.
@@ -74,7 +74,7 @@ if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f 
   (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
 fi
 if [ "$POOLER" = pgbouncer ]; then
-  export CLIENT_POOL=${CLIENT_POOL:-2} CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0}
+  export CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0}
 fi
 if [ "$POOLER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
   echo "installing pgbouncer (Debian)" >&2

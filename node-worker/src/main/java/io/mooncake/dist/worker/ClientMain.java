@@ -86,7 +86,8 @@ public final class ClientMain implements Callable<Integer> {
       names = "--db-pool-size",
       description =
           "Database connections this client pools (default: --concurrency + 4). Through a transaction-mode pooler "
-              + "such as PgBouncer 1 or 2 are enough.")
+              + "these are the pooler's client connections, not Postgres backends; fewer than --concurrency makes tasks "
+              + "wait for a connection under load.")
   Integer dbPoolSize;
 
   @Option(
