@@ -69,6 +69,40 @@ public final class Database implements AutoCloseable {
   }
 
   /**
+   * The newest migration this build carries ({@code migrations/V<n>__*.sql}); {@code
+   * SchemaVersionTest} keeps it equal to the folder.
+   */
+  public static final int SCHEMA_VERSION = 10;
+
+  /**
+   * The version of the newest migration applied to the database, 0 when none is (no Flyway history
+   * table). One query, no lock: what a client checks at start instead of running Flyway, which
+   * takes a session-level advisory lock (impossible through a transaction-mode pooler) and issues
+   * dozens of statements.
+   */
+  public int schemaVersion() {
+    try (Connection c = dataSource.getConnection();
+        java.sql.Statement st = c.createStatement()) {
+      try (java.sql.ResultSet rs =
+          st.executeQuery("SELECT to_regclass('flyway_schema_history') IS NOT NULL")) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return 0;
+        }
+      }
+      try (java.sql.ResultSet rs =
+          st.executeQuery(
+              "SELECT coalesce(max(version::numeric), 0) FROM flyway_schema_history WHERE success")) {
+        rs.next();
+        return rs.getBigDecimal(1).intValue();
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException(
+          "cannot read the schema version of " + redact(jdbcUrl) + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * Applies the migrations. Flyway holds a Postgres advisory lock while it migrates, so several
    * masters starting together apply each migration exactly once.
    */

@@ -75,6 +75,37 @@ public final class ClientMain implements Callable<Integer> {
   long pollMs;
 
   @Option(
+      names = "--idle-poll-ms",
+      defaultValue = "5000",
+      description =
+          "Longest claim poll interval: polls that find no work back off from --poll-ms, doubling up to this; any work or "
+              + "wake-up resets it (default: ${DEFAULT-VALUE}).")
+  long idlePollMs;
+
+  @Option(
+      names = "--db-pool-size",
+      description =
+          "Database connections this client pools (default: --concurrency + 4). Through a transaction-mode pooler "
+              + "these are the pooler's client connections, not Postgres backends; fewer than --concurrency makes tasks "
+              + "wait for a connection under load.")
+  Integer dbPoolSize;
+
+  @Option(
+      names = "--no-listen",
+      description =
+          "Do not hold a LISTEN session for wake-ups; poll instead (--poll-ms backing off to --idle-poll-ms). For a "
+              + "--db-url through a transaction-mode pooler, which cannot keep a LISTEN.")
+  boolean noListen;
+
+  @Option(
+      names = "--no-migrate",
+      description =
+          "Never run the schema migrations: exit (code 3) when the database is not migrated to this client's version "
+              + "(mooncake_master migrates at start). Without it a client migrates only a database that is behind. "
+              + "Needed through a transaction-mode pooler (Flyway holds a session lock).")
+  boolean noMigrate;
+
+  @Option(
       names = "--upload-limit-mbit",
       defaultValue = "0",
       description =
@@ -201,9 +232,12 @@ public final class ClientMain implements Callable<Integer> {
     if (concurrency < 1
         || heartbeatMs < 100
         || leaseSeconds * 1000 <= 2 * heartbeatMs
-        || pollMs < 10) {
+        || pollMs < 10
+        || idlePollMs < pollMs
+        || (dbPoolSize != null && dbPoolSize < 1)) {
       System.err.println(
-          "mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10 and "
+          "mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10, "
+              + "--idle-poll-ms >= --poll-ms, --db-pool-size >= 1 and "
               + "--lease-seconds longer than two heartbeats");
       return 2;
     }
@@ -250,8 +284,9 @@ public final class ClientMain implements Callable<Integer> {
     }
     Database db;
     try {
-      db = Database.open(dbUrl, concurrency + 4, "mooncake_client " + nodeId);
-      db.migrate();
+      db =
+          openDatabase(
+              dbUrl, dbPoolSize != null ? dbPoolSize : concurrency + 4, !noMigrate, nodeId);
     } catch (DatabaseUnavailableException e) {
       System.err.println("mooncake_client: " + e.getMessage());
       return 3;
@@ -287,6 +322,8 @@ public final class ClientMain implements Callable<Integer> {
                 db,
                 security)
             .httpPort(httpPort)
+            .listen(!noListen)
+            .idlePoll(Duration.ofMillis(idlePollMs))
             .sourceCredentials(credentials)
             .fullReverify(fullReverify)
             .objectDigest(objectDigest);
@@ -329,6 +366,37 @@ public final class ClientMain implements Callable<Integer> {
       // wait: a worker displaced by another instance with the same node id stops on its own
     }
     return worker.running() ? 0 : 5;
+  }
+
+  /**
+   * The database sessions a client holds, opened as {@code mooncake_client} opens them (the fleet
+   * benchmark's simulated nodes open theirs here too, so they hold what a real client would).
+   */
+  public static Database openDatabase(
+      String dbUrl, int poolSize, boolean mayMigrate, NodeId nodeId) {
+    Database db = Database.open(dbUrl, poolSize, "mooncake_client " + nodeId);
+    try {
+      // One query instead of Flyway (its session lock and dozens of statements) on every start.
+      int at = db.schemaVersion();
+      if (at < Database.SCHEMA_VERSION) {
+        if (!mayMigrate) {
+          throw new DatabaseUnavailableException(
+              "database "
+                  + Database.redact(dbUrl)
+                  + " is "
+                  + (at == 0 ? "not migrated" : "at schema version " + at)
+                  + "; this client needs version "
+                  + Database.SCHEMA_VERSION
+                  + ": start mooncake_master on it first (it migrates), or run this client once"
+                  + " without --no-migrate over a direct connection");
+        }
+        db.migrate();
+      }
+    } catch (RuntimeException e) {
+      db.close();
+      throw e;
+    }
+    return db;
   }
 
   /** TLS from the three flags: all or none; each file named by its flag when it cannot be used. */

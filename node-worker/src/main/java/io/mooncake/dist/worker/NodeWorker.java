@@ -11,9 +11,7 @@ import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
-import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.ChunkSecurity;
-import io.mooncake.dist.transfer.ChunkServer;
 import io.mooncake.dist.transfer.FileRange;
 import io.mooncake.dist.transfer.ObjectDigest;
 import io.mooncake.dist.worker.http.ClientEndpoint;
@@ -69,7 +67,7 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private final Settings settings;
-  private final ChunkSecurity security;
+  private final String security;
   private final Database db;
   private final String nodeId;
   private final String leaseOwner;
@@ -84,7 +82,7 @@ public final class NodeWorker implements AutoCloseable {
   private SourceCredentials credentials = SourceCredentials.NONE;
   private boolean fullReverify;
   private ObjectDigest.Algorithm publishes = ObjectDigest.Algorithm.CRC32C_CRC32;
-  private final ChunkClient client;
+  private final Transport transport;
   private final ExecutorService executor;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
@@ -122,7 +120,7 @@ public final class NodeWorker implements AutoCloseable {
   private final java.util.Set<Long> executing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final String instanceId = UUID.randomUUID().toString();
-  private ChunkServer server;
+  private Transport.Served server;
   private PgListener listener;
   private Thread loop;
   private Thread heartbeat;
@@ -133,6 +131,15 @@ public final class NodeWorker implements AutoCloseable {
 
   /** -1 = no HTTP endpoint, 0 = an ephemeral port, else that port. */
   private int httpPort = -1;
+
+  /** Hold a LISTEN session for wake-ups (off through a transaction-mode pooler). */
+  private boolean listen = true;
+
+  /** The longest claim poll interval: empty polls back off from {@code poll} up to this. */
+  private Duration idlePoll;
+
+  /** A notification arrived: look at artifact deletions on the next pass, whatever the cadence. */
+  private volatile boolean notified;
 
   private ClientEndpoint endpoint;
   private final long startedNanos = System.nanoTime();
@@ -153,8 +160,21 @@ public final class NodeWorker implements AutoCloseable {
    *     cluster secret (the same on every member) and TLS, if on
    */
   public NodeWorker(Settings settings, Database db, ChunkSecurity security) {
+    this(
+        settings,
+        db,
+        Transport.chunks(
+            security, settings.uploadBytesPerSecond(), settings.downloadBytesPerSecond()));
+  }
+
+  /**
+   * A worker whose objects cross the network through {@code transport} (the chunk protocol, or the
+   * fleet benchmark's timing model); it closes the transport when closed.
+   */
+  public NodeWorker(Settings settings, Database db, Transport transport) {
     this.settings = settings;
-    this.security = security;
+    this.security = transport.toString();
+    this.transport = transport;
     this.db = db;
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
@@ -163,9 +183,6 @@ public final class NodeWorker implements AutoCloseable {
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = newStore();
-    this.client =
-        new ChunkClient(
-            security, ChunkClient.DEFAULT_IDLE_TIMEOUT, settings.downloadBytesPerSecond());
     this.executor =
         Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
   }
@@ -227,15 +244,31 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Whether to hold a LISTEN session for wake-ups ({@code --no-listen} turns it off: a
+   * transaction-mode pooler cannot keep one, and at a thousand nodes the sessions alone exceed
+   * Postgres' default connection limit). Without it the claim loop polls, backing off to {@link
+   * #idlePoll}. Call before {@link #start()}.
+   */
+  public NodeWorker listen(boolean on) {
+    this.listen = on;
+    return this;
+  }
+
+  /**
+   * The longest claim poll interval ({@code --idle-poll-ms}): each poll that finds nothing doubles
+   * the wait from {@code poll} up to this; work, a finished task or a notification resets it.
+   * Artifact deletions are polled at this cadence (or at once on a notification). Call before
+   * {@link #start()}.
+   */
+  public NodeWorker idlePoll(Duration max) {
+    this.idlePoll = max;
+    return this;
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
-    server =
-        ChunkServer.start(
-            settings.bindHost(),
-            settings.nodeId().port(),
-            this::locate,
-            security,
-            settings.uploadBytesPerSecond());
+    server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
     if (httpPort >= 0) {
       try {
         endpoint = ClientEndpoint.start(settings.bindHost(), httpPort, new EndpointSource());
@@ -264,16 +297,19 @@ public final class NodeWorker implements AutoCloseable {
     reconcileReplicas();
     io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir())
         .ifPresent(w -> log.warn("{}", w));
-    listener =
-        new PgListener(
-                db,
-                List.of("mooncake_node"),
-                (ch, payload) -> {
-                  if (payload == null || nodeId.equals(payload)) {
-                    wake.release();
-                  }
-                })
-            .start();
+    if (listen) {
+      listener =
+          new PgListener(
+                  db,
+                  List.of("mooncake_node"),
+                  (ch, payload) -> {
+                    if (payload == null || nodeId.equals(payload)) {
+                      notified = true;
+                      wake.release();
+                    }
+                  })
+              .start();
+    }
     progressReporter = new ProgressReporter(queue, java.time.Duration.ofMillis(250), nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
@@ -417,13 +453,13 @@ public final class NodeWorker implements AutoCloseable {
   private void heartbeatLoop() {
     while (running) {
       try {
-        if (!registry.heartbeat(nodeId, instanceId)) {
+        if (!registry.heartbeat(
+            nodeId, instanceId, leaseOwner, java.util.List.copyOf(executing), settings.lease())) {
           log.error("another mooncake_client registered as {}; this one stops", nodeId);
           running = false;
           wake.release();
           return;
         }
-        queue.renewLeases(leaseOwner, java.util.List.copyOf(executing), settings.lease());
         lastHeartbeatNanos = System.nanoTime();
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
@@ -437,10 +473,21 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private void claimLoop() {
+    long pollMs = settings.poll().toMillis();
+    long maxPollMs = Math.max(pollMs, idlePoll == null ? pollMs : idlePoll.toMillis());
+    long waitMs = pollMs;
     while (running) {
       try {
+        boolean force = notified;
+        notified = false;
         deleteArtifacts.runPending(
-            db, nodeId, leaseOwner, store, replicas, settings.poll(), settings.lease());
+            db,
+            nodeId,
+            leaseOwner,
+            store,
+            replicas,
+            force ? Duration.ZERO : Duration.ofMillis(maxPollMs),
+            settings.lease());
       } catch (RuntimeException e) {
         log.warn("artifact deletion failed (database unreachable?): {}", e.getMessage());
       }
@@ -457,18 +504,22 @@ public final class NodeWorker implements AutoCloseable {
         inFlight.incrementAndGet();
         executor.execute(() -> runTask(t));
       }
+      // Back off while polls find nothing and nothing runs; work or a wake-up resets the wait.
+      boolean idle = claimed.isEmpty() && inFlight.get() == 0;
+      long sleepMs = idle ? waitMs : pollMs;
+      waitMs = idle ? Math.min(maxPollMs, waitMs * 2) : pollMs;
       if (claimed.isEmpty() || inFlight.get() >= settings.concurrency()) {
-        long waitMs = settings.poll().toMillis();
         long due = nextDeferredDue.getAndSet(0);
         if (due != 0) {
           // A deferred task becomes claimable then; no notification announces it.
-          waitMs =
+          sleepMs =
               Math.max(
-                  1, Math.min(waitMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
+                  1, Math.min(sleepMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
         }
         try {
-          if (wake.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+          if (wake.tryAcquire(sleepMs, TimeUnit.MILLISECONDS)) {
             wake.drainPermits();
+            waitMs = pollMs;
           }
         } catch (InterruptedException e) {
           return;
@@ -488,7 +539,7 @@ public final class NodeWorker implements AutoCloseable {
     try {
       TaskExecutor exec =
           new TaskExecutor(
-              nodeId, store, client, replicas, queue, leaseOwner, seedPulls, arrivals, own);
+              nodeId, store, transport, replicas, queue, leaseOwner, seedPulls, arrivals, own);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();
@@ -666,6 +717,6 @@ public final class NodeWorker implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    client.close();
+    transport.close();
   }
 }

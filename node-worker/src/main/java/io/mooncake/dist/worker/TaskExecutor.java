@@ -11,7 +11,6 @@ import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ByteSink;
-import io.mooncake.dist.transfer.ChunkClient;
 import io.mooncake.dist.transfer.ChunkTransferException;
 import io.mooncake.dist.transfer.DirectFileSink;
 import io.mooncake.dist.transfer.FetchResult;
@@ -47,7 +46,7 @@ final class TaskExecutor {
 
   private final String nodeId;
   private final ModelStore store;
-  private final ChunkClient client;
+  private final Transport client;
   private final ReplicaCatalog replicas;
   private final TaskQueue leases;
   private final String leaseOwner;
@@ -65,7 +64,7 @@ final class TaskExecutor {
   TaskExecutor(
       String nodeId,
       ModelStore store,
-      ChunkClient client,
+      Transport client,
       ReplicaCatalog replicas,
       TaskQueue leases,
       String leaseOwner,
@@ -371,7 +370,7 @@ final class TaskExecutor {
                         : ByteSink.positional(target.buffered(), at),
                     from);
         FetchResult r =
-            client.fetchBlocking(
+            client.fetch(
                 source.host(),
                 source.port(),
                 object.objectId(),

@@ -52,6 +52,41 @@ public final class NodeRegistry {
         == 1;
   }
 
+  /**
+   * A heartbeat that also renews the leases of the tasks this instance is running, in one statement
+   * (issue 19: at a thousand busy nodes, the separate renewal was half of the heartbeat traffic);
+   * false when another instance has since registered under this node id.
+   */
+  public boolean heartbeat(
+      String nodeId,
+      String instanceId,
+      String leaseOwner,
+      java.util.Collection<Long> runningTaskIds,
+      Duration lease) {
+    if (runningTaskIds.isEmpty()) {
+      return heartbeat(nodeId, instanceId);
+    }
+    return dsl.connectionResult(
+        c -> {
+          try (java.sql.PreparedStatement ps = c.prepareStatement(HEARTBEAT_AND_RENEW)) {
+            ps.setDouble(1, lease.toMillis() / 1000.0);
+            ps.setString(2, leaseOwner);
+            ps.setArray(3, c.createArrayOf("bigint", runningTaskIds.toArray()));
+            ps.setString(4, nodeId);
+            ps.setString(5, instanceId);
+            return ps.executeUpdate() == 1;
+          }
+        });
+  }
+
+  private static final String HEARTBEAT_AND_RENEW =
+      """
+      WITH renewed AS (
+        UPDATE tasks SET lease_expires_at = now() + make_interval(secs => ?)
+         WHERE lease_owner = ? AND state = 'processing' AND task_id = ANY (?))
+      UPDATE nodes SET heartbeat_at = now() WHERE node_id = ? AND instance_id = ?
+      """;
+
   public List<NodeInfo> list() {
     OffsetDateTime now = dsl.select(DSL.currentOffsetDateTime()).fetchOne().value1();
     return dsl.select(NODES.asterisk(), ReplicaCatalog.AVOIDED.as("avoided"))

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Fleet benchmark (issue 19): N simulated nodes against one Postgres, two real masters.
+#
+# Every simulated node is a real NodeWorker (claim loop, heartbeat and lease renewal, deletion poll,
+# copy-source lookup, seed pull, progress, completions and publishes, deferrals, NOTIFY wake-ups)
+# holding the database sessions bin/mooncake_client opens (ClientMain.openDatabase); many share one
+# JVM (bench/fleet/src, FleetBench). Only the bytes are replaced (NodeWorker's Transport seam) by a
+# timing model (SimNetwork): each node has an uplink and a downlink of B shared fairly by its
+# transfers; a node serves only objects it holds or is receiving (no faster than they arrive).
+# Node 0 is the seed and holds the model (K objects of OBJ_MIB MiB, a sparse file of zeros listed
+# as its replicas; an untimed warm-up job lets it verify and stamp them), so the timed job is the
+# fan-out to N-1 followers, whose ideal time is S/B.
+#
+# Postgres: a private PostgreSQL 15 instance started here (initdb under a temp dir, port PG_PORT,
+# max_connections PG_MAX_CONNECTIONS = 100 as Postgres' default, pg_stat_statements preloaded,
+# every other setting Debian's default), so the shared server's config and connections are not
+# touched; dropped at the end. Two bin/mooncake_master processes per N (the first migrates).
+# POOLER=pgbouncer puts a real PgBouncer (transaction mode) between the nodes and Postgres; the
+# masters connect directly (they LISTEN and migrate).
+#
+# One line per N, measured from Postgres (not from the simulator's counters):
+#   job_x_ideal          job time (POST to completed) / (S/B)
+#   pg_cpu_ms_per_copy   CPU of the postmaster and all its children (/proc: utime+stime, exited
+#                        children through the postmaster's cutime+cstime) during the job / copies
+#   stmts_per_copy       top-level statements of the bench database during the job
+#                        (pg_stat_statements calls, BEGIN/COMMIT/ROLLBACK and the meter's own excluded)
+#   server_conns_peak    peak client backends in pg_stat_activity (sampled every 250 ms, the whole
+#                        run: start-up, idle and job; the meter's own session excluded)
+#   idle_pg_core_pct     Postgres CPU over IDLE_S s with every node up and no work, % of one core
+#   snapshot_p99_ms      GET snapshot latency, the two masters alternately every 250 ms during the job
+#   (then: status, nodes_up, idle_stmts_per_node_s, xacts_per_copy from pg_stat_database)
+#
+# Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
+#   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
+#   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
+#   PG_PORT (55432), PG_MAX_CONNECTIONS (100), BOUNCER_PORT (56432), BOUNCER_POOL (80),
+#   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
+#   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
+#   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
+#   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000).
+# Needs root (initdb runs as the postgres user). Leaves nothing running.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NS=${NS:-10 100 1000}
+export K=${K:-256} OBJ_MIB=${OBJ_MIB:-64} B_MIBPS=${B_MIBPS:-256} CONCURRENCY=${CONCURRENCY:-8}
+export IDLE_S=${IDLE_S:-20} JOB_TIMEOUT_S=${JOB_TIMEOUT_S:-900}
+POOLER=${POOLER:-none}
+PG_PORT=${PG_PORT:-55432}
+PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-100}
+BOUNCER_PORT=${BOUNCER_PORT:-56432}
+BOUNCER_POOL=${BOUNCER_POOL:-80}
+HTTP_PORT=${HTTP_PORT:-18291}
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+WORK=$(mktemp -d /tmp/mooncake-fleet.XXXXXX)
+DATA=$(mktemp -d /dev/shm/mooncake-fleet.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  set +e
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  if [ -n "${LOGS:-}" ]; then mkdir -p "$LOGS" && cp "$WORK"/*.log "$WORK"/pgb/*.log "$LOGS"/ 2>/dev/null; fi
+  [ -f "$WORK/pg/postmaster.pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -m fast stop >/dev/null 2>&1
+  rm -rf "$WORK" "$DATA"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+. "$ROOT/bin/_java.sh"
+JAVAC="$(dirname "$(readlink -f "$JAVA")")/javac"
+[ -x "$JAVAC" ] || { echo "fleet: needs javac beside $JAVA (a JDK 21+)" >&2; exit 1; }
+if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ]; then
+  echo "building the project (./mvnw -DskipTests package)" >&2
+  (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
+fi
+if [ "$POOLER" = pgbouncer ]; then
+  export CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0}
+fi
+if [ "$POOLER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
+  echo "installing pgbouncer (Debian)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >/dev/null
+fi
+# A private copy of what runs, so a rebuild in the work tree cannot swap classes under the run.
+SNAP="$WORK/root"
+mkdir -p "$SNAP/master-api/target" "$SNAP/node-worker/target" "$SNAP/sim"
+cp -r "$ROOT/bin" "$SNAP/"
+for m in master-api node-worker; do
+  cp -r "$ROOT/$m/target/$m-0.1.0-SNAPSHOT.jar" "$ROOT/$m/target/lib" "$SNAP/$m/target/"
+done
+CP="$SNAP/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar:$SNAP/node-worker/target/lib/*"
+"$JAVAC" --release 21 -nowarn -d "$SNAP/sim" -cp "$CP" $(find "$ROOT/bench/fleet/src" -name '*.java')
+cp "$ROOT/bench/fleet/logback.xml" "$SNAP/sim/"
+
+echo "fleet: private PostgreSQL on 127.0.0.1:$PG_PORT (max_connections $PG_MAX_CONNECTIONS, pg_stat_statements)" >&2
+mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
+runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg" -U postgres -A trust >/dev/null
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -l "$WORK/pg/log" -w \
+  -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=$PG_MAX_CONNECTIONS -c shared_preload_libraries=pg_stat_statements" start >/dev/null
+PG_PID=$(head -1 "$WORK/pg/postmaster.pid")
+psql() { command psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+if [ "$POOLER" = pgbouncer ]; then
+  cat > "$WORK/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=$PG_PORT user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BOUNCER_PORT
+unix_socket_dir =
+auth_type = any
+pool_mode = transaction
+default_pool_size = $BOUNCER_POOL
+max_client_conn = 15000
+max_db_connections = $BOUNCER_POOL
+server_reset_query =
+ignore_startup_parameters = extra_float_digits,options
+logfile = $WORK/pgb/pgbouncer.log
+pidfile = $WORK/pgb/pgbouncer.pid
+INI
+  mkdir -p "$WORK/pgb" && chown postgres "$WORK/pgb" "$WORK/pgbouncer.ini"
+  # exec: the PID kept is pgbouncer's own, so the cleanup stops it.
+  runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec pgbouncer $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
+  for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
+  (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
+fi
+
+echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms" >&2
+echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for N in $NS; do
+  DB=fleet_$N
+  psql -d postgres -c "CREATE DATABASE $DB"
+  psql -d "$DB" -c "CREATE EXTENSION pg_stat_statements"
+  DIRECT="jdbc:postgresql://127.0.0.1:$PG_PORT/$DB?user=postgres"
+  if [ "$POOLER" = pgbouncer ]; then
+    NODE_URL="jdbc:postgresql://127.0.0.1:$BOUNCER_PORT/$DB?user=postgres&prepareThreshold=0"
+  else
+    NODE_URL=$DIRECT
+  fi
+  MPIDS=()
+  for i in 0 1; do
+    "$SNAP/bin/mooncake_master" --http-port $((HTTP_PORT + i)) --no-auth --allow-any-source --bind-host 127.0.0.1 --db-url "$DIRECT" \
+      > "$WORK/master$i-$N.log" 2>&1 & PIDS+=($!); MPIDS+=($!)
+    for _ in $(seq 300); do curl -sf "http://127.0.0.1:$((HTTP_PORT + i))/health" >/dev/null 2>&1 && break; sleep 0.2; done
+    curl -sf "http://127.0.0.1:$((HTTP_PORT + i))/health" >/dev/null || { echo "fleet: master $i did not start" >&2; tail "$WORK/master$i-$N.log" >&2; exit 1; }
+  done
+  set +e
+  N=$N NODE_DB_URL="$NODE_URL" ADMIN_DB_URL="$DIRECT" PG_PID=$PG_PID DATA="$DATA/$N" \
+    MASTERS="http://127.0.0.1:$HTTP_PORT,http://127.0.0.1:$((HTTP_PORT + 1))" \
+    "$JAVA" -Xss512k -Xmx"${SIM_HEAP:-6g}" -XX:+UseParallelGC -Dlogback.configurationFile="$SNAP/sim/logback.xml" \
+    ${SIM_JAVA_OPTS:-} -cp "$SNAP/sim:$CP" io.mooncake.dist.bench.fleet.FleetBench > "$WORK/line-$N" 2> "$WORK/sim-$N.log" &
+  SIM=$!; PIDS+=($SIM)
+  wait $SIM; rc=$?
+  set -e
+  grep '^fleet:' "$WORK/sim-$N.log" >&2 || true
+  if [ $rc -ne 0 ] || [ ! -s "$WORK/line-$N" ]; then
+    echo "fleet: the simulator failed for N=$N (rc $rc); its log's tail:" >&2; tail -20 "$WORK/sim-$N.log" >&2
+  fi
+  errs=$(cat "$WORK/sim-$N.log" "$WORK"/master*-$N.log | grep -c 'too many clients\|remaining connection slots' || true)
+  if [ "$errs" -gt 0 ]; then
+    echo "fleet: N=$N: $errs log lines say Postgres refused connections (max_connections $PG_MAX_CONNECTIONS)" >&2
+  fi
+  for p in "${MPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+  rm -rf "${DATA:?}/$N"
+  psql -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
+  cat "$WORK/line-$N" 2>/dev/null || true
+done

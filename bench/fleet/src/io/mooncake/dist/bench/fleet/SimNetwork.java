@@ -1,0 +1,249 @@
+package io.mooncake.dist.bench.fleet;
+
+import io.mooncake.dist.transfer.ByteSink;
+import io.mooncake.dist.transfer.ChunkTransferException;
+import io.mooncake.dist.transfer.FetchResult;
+import io.mooncake.dist.transfer.ObjectDigest;
+import io.mooncake.dist.transfer.ObjectLocator;
+import io.mooncake.dist.worker.Transport;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.function.LongConsumer;
+
+/**
+ * The timing model that replaces the bytes: every node has an uplink and a downlink of {@code rate}
+ * bytes per second; a transfer runs at min(uplink / transfers out of its source, downlink /
+ * transfers into its destination), recomputed every tick (a fair share without redistributing what
+ * a flow limited elsewhere leaves unused, so slightly pessimistic). A node serves an object it holds
+ * (its transfer completed, or it is the seed) or, as the real chunk server does, one it is
+ * receiving, no faster than it arrives; asked for anything else it answers NOT_FOUND. No byte is
+ * moved: the fetch returns the digest the object's bytes (zeros) have.
+ */
+final class SimNetwork implements AutoCloseable {
+  private final double rate;
+  private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+  private final Object lock = new Object();
+  private final List<Flow> flows = new ArrayList<>();
+  private final Map<Long, String> digestByLength = new ConcurrentHashMap<>();
+  private final Thread ticker;
+  private volatile boolean running = true;
+
+  SimNetwork(double bytesPerSecond) {
+    this.rate = bytesPerSecond;
+    this.ticker = Thread.ofPlatform().daemon().name("sim-network").start(this::tickLoop);
+  }
+
+  /** The digest of {@code length} zero bytes, as the seed publishes it for its sparse file. */
+  String zeroDigest(long length) {
+    return digestByLength.computeIfAbsent(
+        length,
+        n -> {
+          ObjectDigest d = ObjectDigest.start(ObjectDigest.Algorithm.CRC32C_CRC32);
+          byte[] zeros = new byte[1 << 20];
+          for (long left = n; left > 0; left -= zeros.length) {
+            d.update(zeros, 0, (int) Math.min(zeros.length, left));
+          }
+          return d.finish();
+        });
+  }
+
+  Node node(String hostPort) {
+    return nodes.computeIfAbsent(hostPort, Node::new);
+  }
+
+  private final class Flow {
+    final Node src;
+    final Node dst;
+    final String objectId;
+    final long offset;
+    final long length;
+    final LongConsumer progress;
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    double got;
+
+    Flow(Node src, Node dst, String objectId, long offset, long length, LongConsumer progress) {
+      this.src = src;
+      this.dst = dst;
+      this.objectId = objectId;
+      this.offset = offset;
+      this.length = length;
+      this.progress = progress;
+    }
+  }
+
+  /** One node's links and what it holds; the worker's {@link Transport}. */
+  final class Node implements Transport {
+    final String key;
+    final Set<String> holds = ConcurrentHashMap.newKeySet();
+    final Map<String, Flow> incoming = new HashMap<>();
+    volatile long served;
+    int up;
+    int down;
+
+    Node(String key) {
+      this.key = key;
+    }
+
+    @Override
+    public Served serve(String bindHost, int port, ObjectLocator locator) {
+      return new Served() {
+        @Override
+        public int port() {
+          return port;
+        }
+
+        @Override
+        public long bytesServed() {
+          return served;
+        }
+
+        @Override
+        public void close() {}
+      };
+    }
+
+    @Override
+    public FetchResult fetch(
+        String host,
+        int port,
+        String objectId,
+        long offset,
+        long length,
+        ByteSink sink,
+        ObjectDigest.Algorithm algorithm,
+        LongConsumer progress)
+        throws ChunkTransferException {
+      Node src = nodes.get(host + ":" + port);
+      if (src == null) {
+        throw new ChunkTransferException(
+            ChunkTransferException.Kind.CONNECTION, "no simulated node at " + host + ":" + port);
+      }
+      Flow f = new Flow(src, this, objectId, offset, length, progress);
+      // A real node registers an object it starts receiving (Arrivals) before it names its source
+      // in Postgres, so a reader that found it there is served. Here the flow is registered only
+      // when the fetch starts, a moment later: a source neither holding nor receiving the object
+      // gets up to a second to start before it answers NOT_FOUND.
+      for (int waited = 0; ; waited += 20) {
+        synchronized (lock) {
+          if (src.holds.contains(objectId) || src.incoming.containsKey(objectId)) {
+            flows.add(f);
+            incoming.put(objectId, f);
+            break;
+          }
+        }
+        if (waited >= 1000) {
+          throw new ChunkTransferException(
+              ChunkTransferException.Kind.NOT_FOUND, src.key + " does not hold " + objectId);
+        }
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new ChunkTransferException(ChunkTransferException.Kind.CONNECTION, "interrupted");
+        }
+      }
+      try {
+        f.done.get();
+      } catch (InterruptedException e) {
+        drop(f);
+        Thread.currentThread().interrupt();
+        throw new ChunkTransferException(ChunkTransferException.Kind.CONNECTION, "interrupted");
+      } catch (ExecutionException e) {
+        drop(f);
+        throw (ChunkTransferException) e.getCause();
+      }
+      return new FetchResult(length, zeroDigest(length));
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  private void drop(Flow f) {
+    synchronized (lock) {
+      flows.remove(f);
+      f.dst.incoming.remove(f.objectId, f);
+    }
+  }
+
+  private void tickLoop() {
+    long last = System.nanoTime();
+    while (running) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        return;
+      }
+      long now = System.nanoTime();
+      tick((now - last) / 1e9);
+      last = now;
+    }
+  }
+
+  private void tick(double dt) {
+    List<Flow> finished = new ArrayList<>();
+    synchronized (lock) {
+      for (Flow f : flows) {
+        f.src.up = 0;
+        f.dst.down = 0;
+      }
+      for (Flow f : flows) {
+        f.src.up++;
+        f.dst.down++;
+      }
+      for (Iterator<Flow> it = flows.iterator(); it.hasNext(); ) {
+        Flow f = it.next();
+        double add = rate * dt / Math.max(f.src.up, f.dst.down);
+        double limit = f.length;
+        if (!f.src.holds.contains(f.objectId)) {
+          Flow feeding = f.src.incoming.get(f.objectId);
+          if (feeding == null) {
+            it.remove();
+            f.dst.incoming.remove(f.objectId, f);
+            f.done.completeExceptionally(
+                new ChunkTransferException(
+                    ChunkTransferException.Kind.CONNECTION,
+                    f.src.key + " stopped receiving " + f.objectId));
+            continue;
+          }
+          limit = Math.min(limit, feeding.offset + feeding.got - f.offset);
+        }
+        double before = f.got;
+        f.got = Math.max(before, Math.min(limit, f.got + add));
+        f.src.served += (long) (f.got - before);
+        if (f.got >= f.length) {
+          it.remove();
+          f.dst.incoming.remove(f.objectId, f);
+          f.dst.holds.add(f.objectId);
+          finished.add(f);
+        }
+      }
+    }
+    for (Flow f : flows.isEmpty() ? List.<Flow>of() : snapshot()) {
+      f.progress.accept((long) f.got);
+    }
+    for (Flow f : finished) {
+      f.progress.accept(f.length);
+      f.done.complete(null);
+    }
+  }
+
+  private List<Flow> snapshot() {
+    synchronized (lock) {
+      return new ArrayList<>(flows);
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    ticker.interrupt();
+  }
+}
