@@ -9,6 +9,7 @@ import io.mooncake.dist.scheduler.domain.PlacementState;
 import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.state.JobTransitions;
 import org.jooq.DSLContext;
+import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 
 /**
@@ -33,7 +34,30 @@ public final class JobCancel {
     this.dsl = dsl;
   }
 
+  /** Deadlocks survived per cancel before the error goes to the caller. */
+  static final int DEADLOCK_RETRIES = 3;
+
+  private static final String DEADLOCK_DETECTED = "40P01";
+
+  /**
+   * Cancels {@code jobId}. Workers update several of the job's task rows per statement (batched
+   * progress, lease renewals) in an order of their own while the cancel updates all of them, so
+   * PostgreSQL may break a lock cycle by aborting the cancel (seen in {@code JobCancelApiTest}
+   * under load). The aborted transaction rolled back whole, so it is simply run again.
+   */
   public CancelOutcome cancel(String jobId) {
+    for (int retry = 0; ; retry++) {
+      try {
+        return cancelOnce(jobId);
+      } catch (DataAccessException e) {
+        if (retry >= DEADLOCK_RETRIES || !DEADLOCK_DETECTED.equals(e.sqlState())) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private CancelOutcome cancelOnce(String jobId) {
     return dsl.transactionResult(
         cfg -> {
           DSLContext tx = cfg.dsl();
