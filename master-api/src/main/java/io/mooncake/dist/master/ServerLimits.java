@@ -12,8 +12,8 @@ import java.time.Duration;
  */
 public final class ServerLimits {
   /**
-   * A connection with no bytes read or written for this long is closed, whether it sits between
-   * requests or in the middle of one (checked every {@link #IDLE_CHECK}).
+   * A connection waiting for its next request line this long is closed (checked every {@link
+   * #IDLE_CHECK}); one stopped inside a request head is not (see the class comment).
    */
   public static final Duration IDLE_TIMEOUT = Duration.ofSeconds(15);
 
