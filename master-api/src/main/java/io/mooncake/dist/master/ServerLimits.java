@@ -1,13 +1,15 @@
 package io.mooncake.dist.master;
 
 import io.helidon.webserver.WebServerConfig;
+import io.helidon.webserver.http1.Http1Config;
 import java.time.Duration;
 
 /**
  * What one connection may hold of the master: a connection idle between requests closes after
  * {@link #IDLE_TIMEOUT} (Helidon's default: 5 minutes), and at most {@link #MAX_CONNECTIONS} are
- * open at once. Helidon 4.5 has no timeout for a request stopped half-way through its head: its
- * idle check interrupts only a connection waiting for a request line, and {@code
+ * open at once, and a request whose head (its headers) has not arrived {@link
+ * #REQUEST_HEAD_TIMEOUT} after its request line is closed by {@link RequestHeadDeadline}: Helidon
+ * 4.5's idle check interrupts only a connection waiting for a request line, and {@code
  * SocketOptions.readTimeout} is not applied to accepted NIO channels (docs/ARCHITECTURE.md).
  */
 public final class ServerLimits {
@@ -20,6 +22,13 @@ public final class ServerLimits {
   /** How often connections are checked for {@link #IDLE_TIMEOUT}. */
   public static final Duration IDLE_CHECK = Duration.ofSeconds(2);
 
+  /** Time from a request line to the end of its headers before the connection is closed. */
+  public static final Duration REQUEST_HEAD_TIMEOUT = Duration.ofSeconds(10);
+
+  /** One per master process: a timer thread and the connections it watches. */
+  public static final RequestHeadDeadline REQUEST_HEADS =
+      new RequestHeadDeadline(REQUEST_HEAD_TIMEOUT);
+
   /** Open connections at once; more wait in the accept backlog. */
   public static final int MAX_CONNECTIONS = 1024;
 
@@ -30,6 +39,7 @@ public final class ServerLimits {
     return server
         .idleConnectionTimeout(IDLE_TIMEOUT)
         .idleConnectionPeriod(IDLE_CHECK)
-        .maxTcpConnections(MAX_CONNECTIONS);
+        .maxTcpConnections(MAX_CONNECTIONS)
+        .addProtocol(Http1Config.builder().addReceiveListener(REQUEST_HEADS).build());
   }
 }

@@ -75,6 +75,62 @@ class MasterConnectionLimitsTest {
   }
 
   @Test
+  void aRequestStoppedInsideItsHeadersIsClosedAfterTheHeadDeadline() throws Exception {
+    WebServer server =
+        ServerLimits.apply(
+                WebServer.builder()
+                    .host("127.0.0.1")
+                    .port(0)
+                    .routing(r -> MasterRouting.routing(r, pg.database(), () -> {})))
+            .build()
+            .start();
+    List<Socket> halfSent = new ArrayList<>();
+    try {
+      long closedBefore = ServerLimits.REQUEST_HEADS.closedCount();
+      for (int i = 0; i < 5; i++) {
+        Socket s = new Socket(InetAddress.getLoopbackAddress(), server.port());
+        // A request line and one header, then nothing: the head never ends.
+        s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n".getBytes());
+        s.getOutputStream().flush();
+        halfSent.add(s);
+      }
+      // Meanwhile a whole request on another connection is served.
+      try (Socket ok = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+        ok.setSoTimeout(10_000);
+        ok.getOutputStream()
+            .write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".getBytes());
+        String statusLine =
+            new java.io.BufferedReader(
+                    new java.io.InputStreamReader(
+                        ok.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
+                .readLine();
+        assertEquals("HTTP/1.1 200 OK", statusLine);
+      }
+      long limitMs = ServerLimits.REQUEST_HEAD_TIMEOUT.toMillis();
+      for (Socket s : halfSent) {
+        // Well past the deadline but short of the idle timeout plus its check: only the head
+        // deadline can have closed it by then.
+        s.setSoTimeout((int) limitMs + 4_000);
+        int read;
+        try {
+          read = s.getInputStream().read();
+        } catch (java.net.SocketException reset) {
+          read = -1; // a reset is a close too
+        }
+        assertEquals(-1, read, "the server closed the half-sent request without answering it");
+      }
+      assertTrue(
+          ServerLimits.REQUEST_HEADS.closedCount() - closedBefore >= 5,
+          "each was closed by the head deadline");
+    } finally {
+      for (Socket s : halfSent) {
+        s.close();
+      }
+      server.stop();
+    }
+  }
+
+  @Test
   void aMasterWhosePortIsTakenExitsWith4NamingIt() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Processes procs = new Processes(tmp)) {
