@@ -156,7 +156,12 @@ public final class ChunkServer implements AutoCloseable {
     if (!bind.isSuccess()) {
       shutdown(acceptGroup, ioGroup, lookups);
       Throwable cause = bind.cause();
-      String what = "cannot bind chunk server to " + bindHost + ":" + port;
+      String what =
+          "cannot bind chunk server to "
+              + bindHost
+              + ":"
+              + port
+              + (cause == null || cause.getMessage() == null ? "" : ": " + cause.getMessage());
       if (cause instanceof IOException io) {
         throw new UncheckedIOException(what, io);
       }

@@ -106,6 +106,14 @@ public final class Processes implements AutoCloseable {
 
   @Override
   public void close() {
+    // Each process's exit (if it already ended) and the tail of its log, kept for
+    // ProcessLogsOnFailure: the log directory is usually a @TempDir, gone once the test fails.
+    for (var e : byName.entrySet()) {
+      Process p = e.getValue();
+      String status = p.isAlive() ? "running at the end" : "exited with " + p.exitValue();
+      ProcessLogsOnFailure.keep(
+          e.getKey() + " (" + status + ")", logDir.resolve(e.getKey() + ".log"));
+    }
     for (Process p : started) {
       p.destroy();
     }

@@ -75,11 +75,36 @@ public final class TestFiles {
     }
   }
 
-  public static int freePort() {
-    try (var s = new java.net.ServerSocket(0)) {
-      return s.getLocalPort();
+  /**
+   * A port nothing listens on, for a launcher to bind. Taken below the kernel's ephemeral range
+   * (32768 and up here), never twice in this JVM: a port from {@code new ServerSocket(0)} is itself
+   * ephemeral, so between the check and the launcher's bind any outgoing connection (a Hikari pool
+   * opening, an HTTP client) could take it as its local port, and the node would exit with "cannot
+   * bind" and leave its job waiting.
+   */
+  public static synchronized int freePort() {
+    for (int attempt = 0; attempt < PORT_SPAN; attempt++) {
+      int port = PORT_FLOOR + (nextPort++ % PORT_SPAN);
+      if (handedOut.add(port) && bindable(port)) {
+        return port;
+      }
+    }
+    throw new IllegalStateException(
+        "no free port in " + PORT_FLOOR + "-" + (PORT_FLOOR + PORT_SPAN));
+  }
+
+  private static final int PORT_FLOOR = 20_000;
+  private static final int PORT_SPAN = 12_000;
+  private static final java.util.Set<Integer> handedOut = new java.util.HashSet<>();
+  private static int nextPort = new java.util.Random().nextInt(PORT_SPAN);
+
+  /** Whether a listener could bind {@code port} on all interfaces, as the launchers do. */
+  private static boolean bindable(int port) {
+    try (var s = new java.net.ServerSocket()) {
+      s.bind(new java.net.InetSocketAddress(port));
+      return true;
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      return false;
     }
   }
 }
