@@ -35,6 +35,17 @@ public final class Database implements AutoCloseable {
    * @throws DatabaseUnavailableException when the URL is malformed or the server does not answer
    */
   public static Database open(String jdbcUrl, int maxPoolSize, String applicationName) {
+    return open(jdbcUrl, maxPoolSize, applicationName, java.time.Duration.ofSeconds(5));
+  }
+
+  /**
+   * As above, a borrower waiting at most {@code borrowTimeout} for a connection. A node through a
+   * transaction-mode pooler uses a long one: when Postgres is saturated the pooler queues
+   * transactions, and a borrow (with its liveness check) waits in that queue; failing it after 5 s
+   * called a slow database "unreachable", failed the task and added its retry to the load.
+   */
+  public static Database open(
+      String jdbcUrl, int maxPoolSize, String applicationName, java.time.Duration borrowTimeout) {
     probe(jdbcUrl);
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl);
@@ -43,7 +54,8 @@ public final class Database implements AutoCloseable {
     config.setPoolName(applicationName);
     config.addDataSourceProperty("ApplicationName", applicationName);
     // A lost database must not hang callers forever: fail the borrow, let the loop retry.
-    config.setConnectionTimeout(5_000);
+    config.setConnectionTimeout(borrowTimeout.toMillis());
+    config.setValidationTimeout(Math.min(5_000, borrowTimeout.toMillis()));
     // Every pooled connection starts at this level (Hikari sets it on each new connection and
     // restores it when a borrower changed it), so KnownIsolation can answer for it.
     config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");

@@ -222,13 +222,15 @@ public final class MasterMain implements Callable<Integer> {
                     Duration.ofHours(retentionHours),
                     SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY))
             .start();
+    NodeLink nodeLink = NodeLink.start(db);
     WebServerConfig.Builder web =
         ServerLimits.apply(
             WebServer.builder()
                 .host(bindHost)
                 .port(httpPort)
                 .maxPayloadSize(64L * 1024 * 1024)
-                .routing(r -> MasterRouting.routing(r, db, scheduler::wake, sources, access)));
+                .routing(
+                    r -> MasterRouting.routing(r, db, scheduler::wake, sources, access, nodeLink)));
     if (key != null) {
       PrivateKey tlsPrivateKey = key;
       List<X509Certificate> tlsChain = chain;
@@ -253,6 +255,7 @@ public final class MasterMain implements Callable<Integer> {
       if (started != null) {
         started.stop();
       }
+      nodeLink.close();
       scheduler.close();
       db.close();
       return 4;
@@ -278,6 +281,7 @@ public final class MasterMain implements Callable<Integer> {
             new Thread(
                 () -> {
                   server.stop();
+                  nodeLink.close();
                   scheduler.close();
                   db.close();
                   stopped.countDown();

@@ -56,10 +56,21 @@ public final class MasterRouting {
       Runnable onJobCreated,
       SourcePolicy sources,
       ApiAccess access) {
+    routing(routing, db, onJobCreated, sources, access, NodeLink.disabled(db));
+  }
+
+  /** As above, serving the node link's routes with {@code nodeLink}. */
+  public static void routing(
+      HttpRouting.Builder routing,
+      Database db,
+      Runnable onJobCreated,
+      SourcePolicy sources,
+      ApiAccess access,
+      NodeLink nodeLink) {
     HttpRequestCounter requests = new HttpRequestCounter(routes(db));
     routing.addFilter(requests);
     routing.addFilter(access);
-    table(db, onJobCreated, requests, sources).accept(routing);
+    table(db, onJobCreated, requests, sources, nodeLink).accept(routing);
     routing
         .any(MasterRouting::noRoute)
         .error(
@@ -109,11 +120,20 @@ public final class MasterRouting {
   /** Every route the master serves, in table order, recorded from the table itself. */
   public static List<Route> routes(Database db) {
     return RouteTable.record(
-        table(db, () -> {}, new HttpRequestCounter(List.of()), SourcePolicy.ALLOW_ALL));
+        table(
+            db,
+            () -> {},
+            new HttpRequestCounter(List.of()),
+            SourcePolicy.ALLOW_ALL,
+            NodeLink.disabled(db)));
   }
 
   private static Consumer<HttpRules> table(
-      Database db, Runnable onJobCreated, HttpRequestCounter requests, SourcePolicy sources) {
+      Database db,
+      Runnable onJobCreated,
+      HttpRequestCounter requests,
+      SourcePolicy sources,
+      NodeLink nodeLink) {
     DistributionService distribution =
         new DistributionService(
             new JobStore(db.dsl()),
@@ -136,6 +156,7 @@ public final class MasterRouting {
             .register(
                 "/api/v1/model-distribution", new ArtifactsService(new ArtifactDeletions(db.dsl())))
             .register("/api/v1/nodes", nodes)
+            .register("/api/v1/nodes", nodeLink.service())
             .register(metrics, pages);
   }
 

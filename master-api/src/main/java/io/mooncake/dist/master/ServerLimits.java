@@ -29,8 +29,12 @@ public final class ServerLimits {
   public static final RequestHeadDeadline REQUEST_HEADS =
       new RequestHeadDeadline(REQUEST_HEAD_TIMEOUT);
 
-  /** Open connections at once; more wait in the accept backlog. */
-  public static final int MAX_CONNECTIONS = 1024;
+  /**
+   * Open connections at once; more wait in the accept backlog. Each node on the node link ({@code
+   * --master-url}) holds up to two (its long-poll and its heartbeats), so a master that takes over
+   * a thousand nodes from a failed replica needs 2,000 of them, plus the API's callers.
+   */
+  public static final int MAX_CONNECTIONS = 4096;
 
   private ServerLimits() {}
 

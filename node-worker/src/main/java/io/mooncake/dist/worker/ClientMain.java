@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -96,6 +97,16 @@ public final class ClientMain implements Callable<Integer> {
           "Do not hold a LISTEN session for wake-ups; poll instead (--poll-ms backing off to --idle-poll-ms). For a "
               + "--db-url through a transaction-mode pooler, which cannot keep a LISTEN.")
   boolean noListen;
+
+  @Option(
+      names = "--master-url",
+      split = ",",
+      description =
+          "Masters to send heartbeats to and take wake-ups from (comma-separated http(s)://host:port, e.g. every "
+              + "master replica), instead of writing heartbeats and polling for work in the database: an idle node "
+              + "then issues no database statement. Requests are signed with the database's cluster secret. When no "
+              + "master answers, the client falls back to the database by itself.")
+  List<String> masterUrls = new java.util.ArrayList<>();
 
   @Option(
       names = "--no-migrate",
@@ -241,6 +252,13 @@ public final class ClientMain implements Callable<Integer> {
               + "--lease-seconds longer than two heartbeats");
       return 2;
     }
+    List<java.net.URI> masters;
+    try {
+      masters = masterUris(masterUrls);
+    } catch (IllegalArgumentException e) {
+      System.err.println("mooncake_client: --master-url: " + e.getMessage());
+      return 2;
+    }
     byte[] fileSecret = null;
     if (clusterSecretFile != null) {
       try {
@@ -324,6 +342,7 @@ public final class ClientMain implements Callable<Integer> {
             .httpPort(httpPort)
             .listen(!noListen)
             .idlePoll(Duration.ofMillis(idlePollMs))
+            .masters(masters)
             .sourceCredentials(credentials)
             .fullReverify(fullReverify)
             .objectDigest(objectDigest);
@@ -372,9 +391,17 @@ public final class ClientMain implements Callable<Integer> {
    * The database sessions a client holds, opened as {@code mooncake_client} opens them (the fleet
    * benchmark's simulated nodes open theirs here too, so they hold what a real client would).
    */
+  /**
+   * How long a task waits for a database connection before it counts the database as unreachable:
+   * long enough to ride out a pooler queueing behind a saturated Postgres (see {@link
+   * Database#open( String, int, String, Duration)}), short enough that a dead database still fails
+   * a task.
+   */
+  static final Duration BORROW_TIMEOUT = Duration.ofSeconds(30);
+
   public static Database openDatabase(
       String dbUrl, int poolSize, boolean mayMigrate, NodeId nodeId) {
-    Database db = Database.open(dbUrl, poolSize, "mooncake_client " + nodeId);
+    Database db = Database.open(dbUrl, poolSize, "mooncake_client " + nodeId, BORROW_TIMEOUT);
     try {
       // One query instead of Flyway (its session lock and dozens of statements) on every start.
       int at = db.schemaVersion();
@@ -397,6 +424,40 @@ public final class ClientMain implements Callable<Integer> {
       throw e;
     }
     return db;
+  }
+
+  /**
+   * The masters' base URLs, each {@code http(s)://host[:port]} with no path, query or user info.
+   */
+  static List<java.net.URI> masterUris(List<String> urls) {
+    List<java.net.URI> out = new java.util.ArrayList<>();
+    for (String raw : urls) {
+      String url = raw.strip();
+      if (url.isEmpty()) {
+        continue;
+      }
+      java.net.URI uri;
+      try {
+        uri = new java.net.URI(url);
+      } catch (java.net.URISyntaxException e) {
+        throw new IllegalArgumentException("'" + url + "' is not a URL: " + e.getReason());
+      }
+      String scheme =
+          uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+      if (!scheme.equals("http") && !scheme.equals("https")) {
+        throw new IllegalArgumentException("'" + url + "' must start with http:// or https://");
+      }
+      if (uri.getHost() == null
+          || uri.getUserInfo() != null
+          || uri.getQuery() != null
+          || uri.getFragment() != null
+          || !(uri.getPath() == null || uri.getPath().isEmpty() || uri.getPath().equals("/"))) {
+        throw new IllegalArgumentException(
+            "'" + url + "' must be scheme://host[:port] only (no path, query or user info)");
+      }
+      out.add(uri);
+    }
+    return out;
   }
 
   /** TLS from the three flags: all or none; each file named by its flag when it cannot be used. */

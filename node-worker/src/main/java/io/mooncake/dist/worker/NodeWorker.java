@@ -138,6 +138,17 @@ public final class NodeWorker implements AutoCloseable {
   /** The longest claim poll interval: empty polls back off from {@code poll} up to this. */
   private Duration idlePoll;
 
+  /** The masters of the node link ({@code --master-url}); empty for none. */
+  private List<java.net.URI> masters = List.of();
+
+  private MasterLink masterLink;
+
+  /**
+   * The longest claim wait while wake-ups arrive through the master link: a safety net for a lost
+   * wake-up, not the way work is found.
+   */
+  static final Duration LINKED_IDLE_POLL = Duration.ofSeconds(60);
+
   /** A notification arrived: look at artifact deletions on the next pass, whatever the cadence. */
   private volatile boolean notified;
 
@@ -266,6 +277,15 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Send heartbeats to and take wake-ups from these masters ({@code --master-url}; see {@link
+   * MasterLink}); empty (the default) for the database alone. Call before {@link #start()}.
+   */
+  public NodeWorker masters(List<java.net.URI> masters) {
+    this.masters = List.copyOf(masters);
+    return this;
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
     server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
@@ -307,6 +327,18 @@ public final class NodeWorker implements AutoCloseable {
                       notified = true;
                       wake.release();
                     }
+                  })
+              .start();
+    }
+    if (!masters.isEmpty()) {
+      masterLink =
+          new MasterLink(
+                  masters,
+                  ClusterSecret.fromDatabase(db),
+                  nodeId,
+                  () -> {
+                    notified = true;
+                    wake.release();
                   })
               .start();
     }
@@ -453,8 +485,16 @@ public final class NodeWorker implements AutoCloseable {
   private void heartbeatLoop() {
     while (running) {
       try {
-        if (!registry.heartbeat(
-            nodeId, instanceId, leaseOwner, java.util.List.copyOf(executing), settings.lease())) {
+        List<Long> tasks = List.copyOf(executing);
+        Optional<Boolean> linked =
+            masterLink == null
+                ? Optional.empty()
+                : masterLink.heartbeat(instanceId, leaseOwner, tasks, settings.lease());
+        boolean recorded =
+            linked.isPresent()
+                ? linked.get()
+                : registry.heartbeat(nodeId, instanceId, leaseOwner, tasks, settings.lease());
+        if (!recorded) {
           log.error("another mooncake_client registered as {}; this one stops", nodeId);
           running = false;
           wake.release();
@@ -474,9 +514,15 @@ public final class NodeWorker implements AutoCloseable {
 
   private void claimLoop() {
     long pollMs = settings.poll().toMillis();
-    long maxPollMs = Math.max(pollMs, idlePoll == null ? pollMs : idlePoll.toMillis());
+    long unlinkedMaxPollMs = Math.max(pollMs, idlePoll == null ? pollMs : idlePoll.toMillis());
     long waitMs = pollMs;
     while (running) {
+      // Wake-ups through a master make polling a safety net only; without them, poll as configured.
+      long maxPollMs =
+          masterLink != null && masterLink.listening()
+              ? Math.max(unlinkedMaxPollMs, LINKED_IDLE_POLL.toMillis())
+              : unlinkedMaxPollMs;
+      waitMs = Math.min(waitMs, maxPollMs);
       try {
         boolean force = notified;
         notified = false;
@@ -645,6 +691,11 @@ public final class NodeWorker implements AutoCloseable {
                 task.type().name(),
                 TaskState.FAILED.wire().equals(state) ? WorkerMetrics.FAILED : WorkerMetrics.RETRY);
           }
+          if (TaskState.PENDING.wire().equals(state)) {
+            // Retried here after its backoff; no notification announces that moment.
+            long due = System.nanoTime() + TaskQueue.retryBackoff(task.attempt()).toNanos();
+            nextDeferredDue.accumulateAndGet(due, (a, b) -> a == 0 ? b : Math.min(a, b));
+          }
           if (TaskState.FAILED.wire().equals(state)
               && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
@@ -706,6 +757,9 @@ public final class NodeWorker implements AutoCloseable {
     }
     if (heartbeat != null) {
       heartbeat.interrupt();
+    }
+    if (masterLink != null) {
+      masterLink.close();
     }
     if (progressReporter != null) {
       progressReporter.close();

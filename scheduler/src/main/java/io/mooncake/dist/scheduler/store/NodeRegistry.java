@@ -87,6 +87,74 @@ public final class NodeRegistry {
       UPDATE nodes SET heartbeat_at = now() WHERE node_id = ? AND instance_id = ?
       """;
 
+  /** One node's heartbeat as a master batches it: its instance and the leases it renews. */
+  public record Beat(
+      String nodeId,
+      String instanceId,
+      String leaseOwner,
+      java.util.Collection<Long> runningTaskIds,
+      Duration lease) {}
+
+  /**
+   * The heartbeats of many nodes in one statement (a master batches what its node links send): each
+   * node's row is touched when its instance is still the registered one, and each listed task still
+   * held by that node's lease owner gets its lease renewed.
+   *
+   * @return the node ids whose heartbeat was recorded; a node missing from it has been replaced by
+   *     another instance (or deregistered) and must stop
+   */
+  public java.util.Set<String> heartbeatAll(List<Beat> beats) {
+    if (beats.isEmpty()) {
+      return java.util.Set.of();
+    }
+    int tasks = beats.stream().mapToInt(b -> b.runningTaskIds().size()).sum();
+    String[] nodes = new String[beats.size()];
+    String[] instances = new String[beats.size()];
+    Long[] taskIds = new Long[tasks];
+    String[] owners = new String[tasks];
+    Double[] seconds = new Double[tasks];
+    int i = 0;
+    int t = 0;
+    for (Beat b : beats) {
+      nodes[i] = b.nodeId();
+      instances[i++] = b.instanceId();
+      for (Long id : b.runningTaskIds()) {
+        taskIds[t] = id;
+        owners[t] = b.leaseOwner();
+        seconds[t++] = b.lease().toMillis() / 1000.0;
+      }
+    }
+    return dsl.connectionResult(
+        c -> {
+          try (java.sql.PreparedStatement ps = c.prepareStatement(HEARTBEAT_ALL)) {
+            ps.setArray(1, c.createArrayOf("bigint", taskIds));
+            ps.setArray(2, c.createArrayOf("text", owners));
+            ps.setArray(3, c.createArrayOf("float8", seconds));
+            ps.setArray(4, c.createArrayOf("text", nodes));
+            ps.setArray(5, c.createArrayOf("text", instances));
+            java.util.Set<String> beaten = new java.util.HashSet<>();
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                beaten.add(rs.getString(1));
+              }
+            }
+            return beaten;
+          }
+        });
+  }
+
+  private static final String HEARTBEAT_ALL =
+      """
+      WITH renewed AS (
+        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => r.secs)
+          FROM unnest(?::bigint[], ?::text[], ?::float8[]) AS r(task_id, owner, secs)
+         WHERE t.task_id = r.task_id AND t.lease_owner = r.owner AND t.state = 'processing')
+      UPDATE nodes n SET heartbeat_at = now()
+        FROM unnest(?::text[], ?::text[]) AS b(node_id, instance_id)
+       WHERE n.node_id = b.node_id AND n.instance_id = b.instance_id
+      RETURNING n.node_id
+      """;
+
   public List<NodeInfo> list() {
     OffsetDateTime now = dsl.select(DSL.currentOffsetDateTime()).fetchOne().value1();
     return dsl.select(NODES.asterisk(), ReplicaCatalog.AVOIDED.as("avoided"))

@@ -34,10 +34,23 @@ import org.jooq.impl.SQLDataType;
  */
 public final class TaskQueue {
   /** Retry delay after attempt n: 2^n seconds, at most 60. */
+  /** The longest wait before a retry. */
+  public static final int MAX_BACKOFF_SECONDS = 60;
+
   private static final Field<OffsetDateTime> BACKOFF =
       DSL.field(
-          "now() + make_interval(secs => least(60, power(2, {0})))",
-          SQLDataType.TIMESTAMPWITHTIMEZONE, TASKS.ATTEMPTS);
+          "now() + make_interval(secs => least(" + MAX_BACKOFF_SECONDS + ", power(2, {0})))",
+          SQLDataType.TIMESTAMPWITHTIMEZONE,
+          TASKS.ATTEMPTS);
+
+  /**
+   * How long a task whose attempt number {@code attempts} failed waits before it is claimable again
+   * ({@link #fail}'s backoff): a worker that does not poll uses it to look again when it is due.
+   */
+  public static java.time.Duration retryBackoff(int attempts) {
+    return java.time.Duration.ofSeconds(
+        (long) Math.min(MAX_BACKOFF_SECONDS, Math.pow(2, Math.max(0, attempts))));
+  }
 
   /** A success to record: the task, the lease it was claimed under, and what it produced. */
   public record Completion(
