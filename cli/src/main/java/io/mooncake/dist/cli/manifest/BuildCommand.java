@@ -135,7 +135,9 @@ public final class BuildCommand implements Callable<Integer> {
       paramLabel = "<url>",
       defaultValue = "${env:HF_ENDPOINT:-" + HubClient.DEFAULT_ENDPOINT + "}",
       description =
-          "hf:// only: the hub or a mirror (default: $HF_ENDPOINT, else ${DEFAULT-VALUE}).")
+          "hf:// only: the hub or a mirror (default: $HF_ENDPOINT, else "
+              + HubClient.DEFAULT_ENDPOINT
+              + ").")
   String hfEndpoint;
 
   @Option(
