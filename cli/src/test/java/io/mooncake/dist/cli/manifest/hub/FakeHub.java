@@ -46,6 +46,9 @@ final class FakeHub implements AutoCloseable {
     /** A path whose resolve answer is served with one byte flipped (a corrupting proxy). */
     String corrupt;
 
+    /** Whether small files, too, are redirected to the CDN (as some mirrors do). */
+    boolean smallFilesViaCdn;
+
     Repo(String commit) {
       this.commit = commit;
       revisions.put("main", commit);
@@ -271,7 +274,7 @@ final class FakeHub implements AutoCloseable {
       return;
     }
     ex.getResponseHeaders().add("X-Repo-Commit", commit);
-    if (f.lfs()) {
+    if (f.lfs() || repo.smallFilesViaCdn) {
       ex.getResponseHeaders().add("X-Linked-Etag", "\"" + sha256(f.bytes()) + "\"");
       ex.getResponseHeaders().add("X-Linked-Size", String.valueOf(f.bytes().length));
       ex.getResponseHeaders()
@@ -314,7 +317,7 @@ final class FakeHub implements AutoCloseable {
       String sha = ex.getRequestURI().getPath().replaceFirst("^/blobs/", "");
       for (Repo r : repos.values()) {
         for (File f : r.files.values()) {
-          if (f.lfs() && sha256(f.bytes()).equals(sha)) {
+          if (sha256(f.bytes()).equals(sha)) {
             send(ex, 200, f.bytes(), "application/octet-stream");
             return;
           }

@@ -200,6 +200,18 @@ class HuggingFaceBuildTest {
   }
 
   @Test
+  void aRedirectedSmallFileIsHashedFromTheCdnWhichNeverSeesTheToken() throws Exception {
+    hub.repos.get("org/gated").smallFilesViaCdn = true;
+    CliRun run = build("hf://org/gated", tokenFile);
+    assertEquals(0, run.exitCode(), run.transcript());
+    JsonNode config = JSON.readTree(run.out()).get("files").get(0);
+    assertEquals("config.json", config.get("path").asText());
+    assertEquals("sha256:" + FakeHub.sha256(this.config), config.get("checksum").asText());
+    assertEquals(1, hub.seen("cdn").size(), "config.json came through the CDN");
+    assertTrue(hub.seen("cdn").get(0).authorization() == null, "the token reached the CDN");
+  }
+
+  @Test
   void aGatedRepoWithATokenNotGrantedAccessNamesTheRepoAndTheTokensSource() {
     CliRun run = build("hf://org/gated", wrongTokenFile);
     assertEquals(3, run.exitCode(), run.transcript());
