@@ -217,6 +217,29 @@ class ManifestBuildCommandTest {
   }
 
   @Test
+  void aFolderNeedsModelIdAndRevisionAndTakesNoHubFlags() {
+    CliRun noId = CliRun.of("manifest", "build", model.toString(), "--revision", "r");
+    assertEquals(2, noId.exitCode(), noId.transcript());
+    assertTrue(noId.err().contains("--model-id"), noId.transcript());
+    CliRun noRev = CliRun.of("manifest", "build", model.toString(), "--model-id", "m");
+    assertEquals(2, noRev.exitCode(), noRev.transcript());
+    assertTrue(noRev.err().contains("--revision"), noRev.transcript());
+    CliRun hubFlag =
+        CliRun.of(
+            "manifest",
+            "build",
+            model.toString(),
+            "--model-id",
+            "m",
+            "--revision",
+            "r",
+            "--hf-endpoint",
+            "http://127.0.0.1:1");
+    assertEquals(2, hubFlag.exitCode(), hubFlag.transcript());
+    assertTrue(hubFlag.err().contains("--hf-endpoint is for hf://"), hubFlag.transcript());
+  }
+
+  @Test
   void aFolderWithOnlyHiddenFilesIsAUsageError() throws Exception {
     Path empty = Files.createDirectory(dir.resolve("empty"));
     Files.writeString(empty.resolve(".hidden"), "x");
