@@ -37,7 +37,9 @@
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
-#   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000).
+#   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000),
+#   CLIENT_MASTER_LINK (0; 1 = --master-url naming both masters, the default with PgBouncer:
+#   heartbeats and wake-ups through the masters).
 # Needs root (initdb runs as the postgres user). Leaves nothing running.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,8 +76,9 @@ if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f 
   (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
 fi
 if [ "$POOLER" = pgbouncer ]; then
-  export CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0}
+  export CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0} CLIENT_MASTER_LINK=${CLIENT_MASTER_LINK:-1}
 fi
+export CLIENT_MASTER_LINK=${CLIENT_MASTER_LINK:-0}
 if [ "$POOLER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
   echo "installing pgbouncer (Debian)" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >/dev/null
@@ -124,7 +127,7 @@ INI
   (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
 fi
 
-echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms" >&2
+echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms, master link $CLIENT_MASTER_LINK" >&2
 echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for N in $NS; do
   DB=fleet_$N

@@ -59,6 +59,7 @@ public final class FleetBench {
     boolean mayMigrate = !env("CLIENT_MIGRATE", "1").equals("0");
     long idlePollMs = Long.parseLong(env("CLIENT_IDLE_POLL_MS", "5000"));
     long heartbeatMs = Long.parseLong(env("CLIENT_HEARTBEAT_MS", "2000"));
+    boolean masterLink = env("CLIENT_MASTER_LINK", "0").equals("1");
     String adminUrl = env("ADMIN_DB_URL", null);
     List<String> masters = List.of(env("MASTERS", "http://127.0.0.1:18291").split(","));
     long postmaster = Long.parseLong(env("PG_PID", "0"));
@@ -116,6 +117,10 @@ public final class FleetBench {
                               net.node(id))
                           .listen(listen)
                           .idlePoll(Duration.ofMillis(idlePollMs))
+                          .masters(
+                              masterLink
+                                  ? masters.stream().map(java.net.URI::create).toList()
+                                  : List.of())
                           .start();
                   workers.add(w);
                   dbs.add(db);

@@ -73,13 +73,32 @@ public final class HeartbeatBatcher implements AutoCloseable {
     // The latest beat of a node wins; one row per node keeps the statement's arrays small.
     java.util.Map<String, Beat> latest = new java.util.LinkedHashMap<>();
     batch.forEach(p -> latest.put(p.beat().nodeId(), p.beat()));
-    try {
-      Set<String> recorded = registry.heartbeatAll(new ArrayList<>(latest.values()));
-      batch.forEach(p -> p.recorded().complete(recorded.contains(p.beat().nodeId())));
-    } catch (RuntimeException e) {
-      log.warn("writing {} node heartbeats failed: {}", latest.size(), e.getMessage());
-      batch.forEach(p -> p.recorded().completeExceptionally(e));
+    RuntimeException failure = null;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      try {
+        Set<String> recorded = registry.heartbeatAll(new ArrayList<>(latest.values()));
+        batch.forEach(p -> p.recorded().complete(recorded.contains(p.beat().nodeId())));
+        return;
+      } catch (RuntimeException e) {
+        // A deadlock with a scheduler pass touching the same task rows is retried at once.
+        failure = e;
+        log.warn(
+            "writing {} node heartbeats failed (attempt {}): {}",
+            latest.size(),
+            attempt,
+            rootMessage(e));
+      }
     }
+    RuntimeException e = failure;
+    batch.forEach(p -> p.recorded().completeExceptionally(e));
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.toString();
   }
 
   @Override
