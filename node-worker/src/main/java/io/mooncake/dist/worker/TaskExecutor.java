@@ -128,7 +128,9 @@ final class TaskExecutor {
                         object.offset());
                 own.published(r);
                 if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
-                  throw new StoreException("lease on the download was lost; stopping", false);
+                  // Retryable so the bytes stay for whoever runs the rescued task next (this
+                  // node again): the lease is gone, so the outcome itself is discarded anyway.
+                  throw new StoreException("lease on the download was lost; stopping", true);
                 }
               });
     } catch (StoreException | RuntimeException e) {
