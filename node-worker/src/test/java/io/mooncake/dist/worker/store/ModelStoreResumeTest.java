@@ -96,6 +96,23 @@ class ModelStoreResumeTest {
   }
 
   @Test
+  void a206ForAnotherRangeIsNotResumedFromButReadAgainWithoutARange() throws Exception {
+    byte[] content = randomBytes(11, SIZE);
+    try (RangeServer server = new RangeServer(content, "\"v1\"")) {
+      FilePlan file = plan(0, "model.bin", content, CHUNK, sha256Hex(content), server.url());
+      ModelStore store = store();
+      interrupted(store, file, server);
+      server.wrongRange = true;
+
+      store.download(payload(file), b -> {});
+
+      assertArrayEquals(content, Files.readAllBytes(store.finalPath(TestModels.MODEL, file)));
+      assertEquals(java.util.Arrays.asList(null, "bytes=" + 8L * CHUNK + "-", null), server.ranges);
+      assertEquals(List.of(200, 206, 200), server.statuses);
+    }
+  }
+
+  @Test
   void aSourceThatChangedSinceAnswersIfRangeWithTheWholeNewFile() throws Exception {
     byte[] v1 = randomBytes(3, SIZE);
     byte[] v2 = randomBytes(4, SIZE);

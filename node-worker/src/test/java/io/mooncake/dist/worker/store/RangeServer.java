@@ -28,6 +28,9 @@ final class RangeServer implements AutoCloseable {
   volatile String etag;
   volatile boolean honorRanges = true;
 
+  /** Answers a range request with a 206 for the whole file (a broken cache, say). */
+  volatile boolean wrongRange;
+
   /** The next response is cut off after this many body bytes (then reset to -1). */
   volatile long cutNextAfter = -1;
 
@@ -67,7 +70,7 @@ final class RangeServer implements AutoCloseable {
         && range.startsWith("bytes=")
         && range.endsWith("-")
         && (ifRange == null || ifRange.equals(etag))) {
-      from = Long.parseLong(range.substring(6, range.length() - 1));
+      from = wrongRange ? 0 : Long.parseLong(range.substring(6, range.length() - 1));
       partial = true;
     }
     statuses.add(partial ? 206 : 200);
