@@ -701,6 +701,10 @@ public final class NodeWorker implements AutoCloseable {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());
             store.discardPartials(task.payload());
+          } else if (TaskState.FAILED.wire().equals(state)
+              && task.type() == TaskType.MODEL_DOWNLOAD) {
+            // No attempt is left to resume the download: free what its partial files hold.
+            store.discardPartials(task.payload());
           }
         }
         return;

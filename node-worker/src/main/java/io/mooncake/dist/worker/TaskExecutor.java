@@ -98,7 +98,8 @@ final class TaskExecutor {
   /**
    * Reads the source into the model files, publishing each object as soon as it is durable (so
    * followers can start on it), and all of them again with the task's success. A failure withdraws
-   * what this attempt published: a failed seed must not be a source.
+   * what this attempt published: a failed seed must not be a source. The bytes stay on disk when a
+   * retry can use them; the next attempt re-checks and re-publishes them before reading on.
    */
   private Outcome download(ClaimedTask task, Progress progress) throws StoreException {
     TaskPayload payload = task.payload();
@@ -107,7 +108,8 @@ final class TaskExecutor {
             .flatMap(f -> f.objects().stream())
             .map(ObjectPlan::objectId)
             .toList();
-    // Replicas left by an earlier attempt point at a partial file this attempt rewrites.
+    // Replicas left by an earlier attempt are withdrawn: the objects it kept are published again
+    // only once this attempt has hashed them again (ModelStore's resume), the rest are rewritten.
     replicas.removeAll(nodeId, objectIds);
     Map<String, String> digests;
     try {
@@ -126,7 +128,9 @@ final class TaskExecutor {
                         object.offset());
                 own.published(r);
                 if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
-                  throw new StoreException("lease on the download was lost; stopping", false);
+                  // Retryable so the bytes stay for whoever runs the rescued task next (this
+                  // node again): the lease is gone, so the outcome itself is discarded anyway.
+                  throw new StoreException("lease on the download was lost; stopping", true);
                 }
               });
     } catch (StoreException | RuntimeException e) {

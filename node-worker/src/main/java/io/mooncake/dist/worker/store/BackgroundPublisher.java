@@ -18,6 +18,11 @@ import java.util.List;
  * publish per object: on a disk shared with seven followers writing, those took most of the 12-15 s
  * a 512 MiB download needed in bench/fanout.sh.
  *
+ * <p>Each object handed out is first appended to the download's {@link DownloadJournal}, so an
+ * attempt that breaks off later (or a process killed) leaves a record of what a retry may keep. An
+ * object the hasher had already completed when the publisher started (kept from an earlier attempt)
+ * is handed out at the first {@link #run}.
+ *
  * <p>A failure of the publisher (the fsync, or the sink: a lost lease) is rethrown to the writer at
  * its next write and by {@link #finish}. {@link #close} stops the publisher and waits for it, so
  * nothing is handed out after a failed download has returned (its caller withdraws what was).
@@ -31,6 +36,7 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
   private final FileChannel out;
   private final Path partial;
   private final ObjectSink sink;
+  private final DownloadJournal.Writer journal;
   private final Thread thread;
   private final List<Done> queued = new ArrayList<>();
   private int handedToQueue;
@@ -44,7 +50,9 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
       RangeHasher hasher,
       FileChannel out,
       Path partial,
-      ObjectSink sink) {
+      ObjectSink sink,
+      DownloadJournal.Writer journal) {
+    this.journal = journal;
     this.file = file;
     this.inByteOrder = inByteOrder;
     this.hasher = hasher;
@@ -92,15 +100,31 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
     }
   }
 
-  /** Stops the publisher (what is still queued is not handed out) and waits for it. */
+  /**
+   * Stops the publisher and waits for it. What is still queued is not handed out, but it is fsynced
+   * and journaled, so a retry after a broken-off download keeps it too.
+   */
   @Override
   public void close() {
+    List<Done> left;
     synchronized (this) {
       stopped = true;
+      left = new ArrayList<>(queued);
       queued.clear();
       notifyAll();
     }
     join();
+    if (left.isEmpty() || failure != null) {
+      return;
+    }
+    try {
+      out.force(false);
+    } catch (IOException e) {
+      return; // not durable, so not recorded: a retry reads these objects again
+    }
+    for (Done d : left) {
+      journal.append(d.object(), d.digest());
+    }
   }
 
   private void join() {
@@ -140,12 +164,17 @@ final class BackgroundPublisher implements ChunkedFileWriter.AfterWrite, AutoClo
         } catch (IOException e) {
           throw FileOps.writeFailure(partial, e);
         }
-        for (Done d : batch) {
+        for (int i = 0; i < batch.size(); i++) {
+          Done d = batch.get(i);
           synchronized (this) {
             if (stopped) {
+              // Not handed out, but durable (the fsync above covers them): a retry keeps them.
+              batch.subList(i, batch.size()).forEach(b -> journal.append(b.object(), b.digest()));
               return;
             }
           }
+          // Durable now: a later attempt may keep it (after hashing it again).
+          journal.append(d.object(), d.digest());
           sink.completed(file, d.object(), d.digest());
         }
       } catch (StoreException e) {

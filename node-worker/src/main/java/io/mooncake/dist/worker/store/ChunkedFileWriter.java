@@ -39,18 +39,20 @@ final class ChunkedFileWriter {
       RangeHasher hasher,
       LongConsumer progress)
       throws StoreException {
-    copy(in, source, out, target, sizeBytes, hasher, progress, () -> {});
+    copy(in, source, out, target, 0, sizeBytes, hasher, progress, () -> {});
   }
 
   /**
-   * As above, calling {@code afterWrite} after every write, once the written bytes are in the file
-   * (it publishes the objects that are now complete).
+   * As above from byte {@code from} of the file ({@code in} yields the bytes from there on, and
+   * {@code hasher} has been fed the ones before), calling {@code afterWrite} after every write,
+   * once the written bytes are in the file (it publishes the objects that are now complete).
    */
   static void copy(
       InputStream in,
       String source,
       FileChannel out,
       Path target,
+      long from,
       long sizeBytes,
       RangeHasher hasher,
       LongConsumer progress,
@@ -58,7 +60,7 @@ final class ChunkedFileWriter {
       throws StoreException {
     byte[] buf = new byte[(int) Math.min(BUFFER_BYTES, Math.max(sizeBytes, 1))];
     ByteBuffer wrapped = ByteBuffer.wrap(buf);
-    long written = 0;
+    long written = from;
     while (written < sizeBytes) {
       int n =
           read(

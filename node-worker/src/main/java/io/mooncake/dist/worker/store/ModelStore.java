@@ -40,6 +40,7 @@ public final class ModelStore {
   private final Path dataDir;
   private final SourceOpener sources;
   private final VerifiedStamps stamps;
+  private final DownloadJournal journal;
   private final boolean fullReverify;
 
   /** The digest this node publishes for the objects it downloads. */
@@ -75,6 +76,7 @@ public final class ModelStore {
     this.fullReverify = fullReverify;
     this.publishes = java.util.Objects.requireNonNull(publishes, "publishes");
     this.stamps = new VerifiedStamps(this.dataDir);
+    this.journal = new DownloadJournal(this.dataDir);
     Path models = this.dataDir.resolve("models");
     try {
       Files.createDirectories(models, FileOps.DIR_MODE);
@@ -112,8 +114,16 @@ public final class ModelStore {
   /**
    * MODEL_DOWNLOAD: streams every file of the payload from its download URL into its partial file
    * in one pass, hashing each object and the whole file as the bytes go by, then commits it under
-   * its final name. A file that fails is removed (files committed before it stay, they are
-   * complete); the exception says whether retrying can help.
+   * its final name. Files committed before a failure stay (they are complete); the exception says
+   * whether retrying can help.
+   *
+   * <p>Resume: each object whose bytes are fsynced is recorded in the file's {@link
+   * DownloadJournal}. A failure a retry can fix keeps the partial file and that record; a permanent
+   * one removes both. The next attempt (after a retry, or a restart after SIGKILL) hashes the
+   * recorded objects again ({@link KeptPrefix}), keeps the longest run from byte 0 that still
+   * matches ({@link ResumePlan}), and asks the source only for the bytes after it (HTTP {@code
+   * Range}, with {@code If-Range} when the source gave a validator). A source that answers with the
+   * whole file instead is read from the start. The whole-file sha256 covers the kept bytes too.
    *
    * @param progress receives cumulative bytes written across all files of the payload
    * @return object id to its digest ({@code "<algorithm>:<hex>"}, the store's published algorithm)
@@ -170,41 +180,141 @@ public final class ModelStore {
       throw new StoreException("no download_url for " + file.path(), false);
     }
     FileOps.createParentDirectories(target);
+    String expected = Checksums.sha256HexOrNull(file.sha256());
+    DownloadJournal.Header header =
+        new DownloadJournal.Header(
+            target.toString(), file.sizeBytes(), expected, DownloadJournal.sourceKey(url), null);
+    ResumePlan.Decision plan = ResumePlan.decide(journal.read(target), header, objects, publishes);
+    // What an earlier attempt left is hashed again before the source is asked for the rest.
+    KeptPrefix.Kept kept =
+        plan.kept().isEmpty()
+            ? null
+            : KeptPrefix.check(
+                partial, file.sizeBytes(), objects, plan.kept(), expected != null, publishes);
+    if (kept == null && !plan.kept().isEmpty()) {
+      plan = ResumePlan.Decision.fromZero("the kept bytes no longer match");
+    }
+    long from = kept == null ? 0 : kept.end();
+    log.info(
+        "downloading {} from {}{} ({})",
+        file.path(),
+        shown,
+        from > 0 ? " resuming at byte " + from + " of " + file.sizeBytes() : "",
+        plan.why());
     boolean committed = false;
+    boolean keepPartial = false;
+    FileChannel out = kept == null ? null : kept.channel();
     try {
-      Map<String, String> digests = null;
-      // The source is opened first so a refused source (404, missing file) never touches the disk.
-      try (InputStream in = sources.open(url, file.sizeBytes(), rules)) {
-        digests =
-            writePartial(
-                in,
-                shown,
-                file,
-                objects,
-                partial,
-                written -> progress.accept(before + written),
-                sink);
-      } catch (IOException e) {
-        // Only closing the source can land here; every byte is already written and checked.
-        log.debug("closing source {} failed: {}", shown, e.toString());
+      SourceOpener.Opened opened;
+      try {
+        // The source is opened first so a refused source (404, missing file) never touches the
+        // disk.
+        opened =
+            sources.open(
+                url, file.sizeBytes(), rules, from, kept == null ? null : plan.validator());
+      } catch (StoreException e) {
+        // Nothing of this attempt was written: what an earlier one kept is still good for a retry.
+        keepPartial = e.retryable() && kept != null;
+        throw e;
       }
+      Map<String, String> digests;
+      try {
+        if (opened.startsAt() != from) {
+          // The source sent the whole file (it ignores ranges, or it changed): start over.
+          closeQuietly(out, partial.toString());
+          out = null;
+          kept = null;
+        }
+        RangeHasher hasher;
+        List<DownloadJournal.Line> keptLines;
+        DownloadJournal.Header recorded;
+        if (kept == null) {
+          out = createFresh(partial);
+          hasher = new RangeHasher(objects, expected != null, publishes);
+          keptLines = List.of();
+          recorded = header.withValidator(opened.validator());
+        } else {
+          hasher = kept.hasher();
+          keptLines = kept.lines();
+          recorded = header.withValidator(plan.validator());
+        }
+        DownloadJournal.Writer record;
+        try {
+          record = journal.begin(target, recorded, keptLines);
+        } catch (IOException e) {
+          throw FileOps.writeFailure(journal.pathOf(target), e);
+        }
+        try {
+          digests =
+              writePartial(
+                  opened.in(),
+                  shown,
+                  file,
+                  objects,
+                  partial,
+                  out,
+                  hasher,
+                  opened.startsAt(),
+                  written -> progress.accept(before + written),
+                  sink,
+                  record);
+        } catch (StoreException e) {
+          // A retry can keep what is durable and recorded; a permanent failure drops it.
+          keepPartial =
+              e.retryable()
+                  && record.objects() > 0
+                  && (expected != null || recorded.validator() != null);
+          throw e;
+        } finally {
+          closeQuietly(record, journal.pathOf(target).toString());
+        }
+      } finally {
+        // Every byte is written and checked by now, or the download failed: either way a failure
+        // to close the source changes nothing.
+        closeQuietly(opened.in(), shown);
+      }
+      closeQuietly(out, partial.toString());
+      out = null;
       FileOps.commit(partial, target);
       committed = true;
-      stamps.record(target, file, digests, Checksums.sha256HexOrNull(file.sha256()));
+      journal.discard(target);
+      stamps.record(target, file, digests, expected);
       log.info("stored {} ({} bytes) from {}", target, file.sizeBytes(), shown);
       return digests;
     } catch (StoreException e) {
       log.warn(
-          "download of {} from {} failed (retryable={}): {}",
+          "download of {} from {} failed (retryable={}{}): {}",
           file.path(),
           shown,
           e.retryable(),
+          keepPartial ? "; its verified objects are kept for the next attempt" : "",
           e.getMessage());
       throw e;
     } finally {
-      if (!committed) {
+      closeQuietly(out, partial.toString());
+      if (!committed && !keepPartial) {
         FileOps.deleteQuietly(partial);
+        journal.discard(target);
       }
+    }
+  }
+
+  private static FileChannel createFresh(Path partial) throws StoreException {
+    try {
+      return FileOps.createFresh(partial);
+    } catch (IOException e) {
+      throw FileOps.writeFailure(partial, e);
+    }
+  }
+
+  private static void closeQuietly(java.io.Closeable c, String what) {
+    if (c == null) {
+      return;
+    }
+    try {
+      c.close();
+    } catch (IOException e) {
+      log.debug("closing {} failed: {}", what, e.toString());
     }
   }
 
@@ -214,17 +324,23 @@ public final class ModelStore {
       FilePlan file,
       List<ObjectPlan> objects,
       Path partial,
+      FileChannel out,
+      RangeHasher hasher,
+      long from,
       LongConsumer fileProgress,
-      ObjectSink sink)
+      ObjectSink sink,
+      DownloadJournal.Writer record)
       throws StoreException {
-    try (FileChannel out = FileOps.createFresh(partial)) {
+    try {
       FileOps.sizeTo(out, file.sizeBytes());
       String expected = Checksums.sha256HexOrNull(file.sha256());
-      RangeHasher hasher = new RangeHasher(objects, expected != null, publishes);
       try (BackgroundPublisher publisher =
-          new BackgroundPublisher(file, objects, hasher, out, partial, sink)) {
+          new BackgroundPublisher(file, objects, hasher, out, partial, sink, record)) {
+        // Objects kept from an earlier attempt, checked again: handed out before the rest arrives.
+        publisher.run();
+        fileProgress.accept(from);
         ChunkedFileWriter.copy(
-            in, url, out, partial, file.sizeBytes(), hasher, fileProgress, publisher);
+            in, url, out, partial, from, file.sizeBytes(), hasher, fileProgress, publisher);
         publisher.finish();
       }
       String actual = expected == null ? null : hasher.fileSha256Hex();
@@ -235,7 +351,8 @@ public final class ModelStore {
                 + ": manifest sha256 "
                 + expected
                 + ", source sha256 "
-                + actual,
+                + actual
+                + (from > 0 ? " (resumed at byte " + from + " after an interrupted attempt)" : ""),
             false);
       }
       out.force(true);
@@ -568,7 +685,10 @@ public final class ModelStore {
     return Optional.empty();
   }
 
-  /** Removes the partial files of this payload's files (after a failed or canceled placement). */
+  /**
+   * Removes the partial files of this payload's files, and what a download recorded of them (after
+   * a failed or canceled placement, or a download with no attempt left).
+   */
   public void discardPartials(TaskPayload payload) {
     for (FilePlan file : payload.files()) {
       Path target;
@@ -582,6 +702,7 @@ public final class ModelStore {
       lock.lock();
       try {
         FileOps.deleteQuietly(FileOps.partialOf(target));
+        journal.discard(target);
       } finally {
         lock.unlock();
       }

@@ -77,8 +77,20 @@ final class RangeHasher {
    * @throws IOException when reading fails or the file is shorter than {@code size}
    */
   void feed(FileChannel channel, long size) throws IOException {
-    ByteBuffer buf = ByteBuffer.allocate((int) Math.min(Sha256.BUFFER_BYTES, Math.max(size, 1)));
-    long pos = 0;
+    feed(channel, 0, size);
+  }
+
+  /**
+   * Feeds bytes {@code [from, to)} of {@code channel}: the next bytes of the file after the {@code
+   * from} already fed.
+   *
+   * @throws IOException when reading fails or the file is shorter than {@code to}
+   */
+  void feed(FileChannel channel, long from, long to) throws IOException {
+    ByteBuffer buf =
+        ByteBuffer.allocate((int) Math.min(Sha256.BUFFER_BYTES, Math.max(to - from, 1)));
+    long pos = from;
+    long size = to;
     while (pos < size) {
       buf.clear().limit((int) Math.min(buf.capacity(), size - pos));
       int n = channel.read(buf, pos);

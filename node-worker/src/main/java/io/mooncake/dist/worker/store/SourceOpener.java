@@ -87,12 +87,39 @@ public final class SourceOpener {
    * @throws StoreException not retryable when the rules refuse the source or a hop
    */
   public InputStream open(String url, long expectedSize, SourceRules rules) throws StoreException {
+    return open(url, expectedSize, rules, 0, null).in();
+  }
+
+  /**
+   * A source opened for a download: the stream, the byte of the file it starts at, and the source's
+   * validator (a strong HTTP ETag or else its Last-Modified; for a file its device, inode, size and
+   * modification time), or null when it has none.
+   */
+  public record Opened(InputStream in, long startsAt, String validator) {}
+
+  /**
+   * As {@link #open(String, long, SourceRules)}, asking for the bytes from {@code from} on (a
+   * download resuming after the objects it kept). HTTP sends {@code Range: bytes=<from>-} and, when
+   * {@code ifRange} is given, {@code If-Range: <ifRange>}, so a source that changed since answers
+   * with the whole new file. Only a 206 whose {@code Content-Range} is exactly {@code
+   * <from>-<size-1>/<size>} starts at {@code from}; a 200 (the source ignores ranges, or it
+   * changed) starts at 0, as does a 206 for another range or a 416, which are read again without a
+   * range. A file starts at {@code from} only when its validator still equals {@code ifRange}.
+   *
+   * @param from 0 for the whole file
+   * @param ifRange the validator the kept bytes were read under, or null
+   */
+  public Opened open(String url, long expectedSize, SourceRules rules, long from, String ifRange)
+      throws StoreException {
     if (url == null || url.isBlank()) {
       throw new StoreException("no source URL given", false);
     }
+    if (from < 0 || from >= Math.max(expectedSize, 1)) {
+      throw new IllegalArgumentException("resume offset " + from + " outside 0.." + expectedSize);
+    }
     refuseIf(rules.refusal(url));
     if (url.startsWith("http://") || url.startsWith("https://")) {
-      return openHttp(url, expectedSize, rules);
+      return openHttp(url, expectedSize, rules, from, ifRange);
     }
     if (url.startsWith("file:")) {
       Path path;
@@ -101,10 +128,10 @@ public final class SourceOpener {
       } catch (URISyntaxException | IllegalArgumentException e) {
         throw new StoreException("malformed file URL " + SourceUrls.display(url), false, e);
       }
-      return openFile(confined(path, rules), expectedSize);
+      return openFile(confined(path, rules), expectedSize, from, ifRange);
     }
     if (url.startsWith("/")) {
-      return openFile(confined(Path.of(url), rules), expectedSize);
+      return openFile(confined(Path.of(url), rules), expectedSize, from, ifRange);
     }
     throw new StoreException(
         "unsupported source URL "
@@ -148,7 +175,8 @@ public final class SourceOpener {
         "source " + path + " resolves to " + real + ", outside the allowed sources", false);
   }
 
-  private static InputStream openFile(Path path, long expectedSize) throws StoreException {
+  private static Opened openFile(Path path, long expectedSize, long from, String ifRange)
+      throws StoreException {
     if (Files.isDirectory(path)) {
       throw new StoreException("source " + path + " is a directory, not a file", false);
     }
@@ -163,7 +191,21 @@ public final class SourceOpener {
             "source " + path + " is " + size + " bytes, manifest size_bytes is " + expectedSize,
             false);
       }
-      return in;
+      String validator = fileValidator(path);
+      if (from > 0 && validator.equals(ifRange)) {
+        try {
+          in.skipNBytes(from);
+        } catch (IOException e) {
+          in.close();
+          throw e;
+        }
+        return new Opened(in, from, validator);
+      }
+      if (from > 0) {
+        log.info(
+            "source {} changed since the kept bytes were read; reading it from the start", path);
+      }
+      return new Opened(in, 0, validator);
     } catch (NoSuchFileException e) {
       throw new StoreException("source file not found: " + path, false, e);
     } catch (AccessDeniedException e) {
@@ -175,7 +217,23 @@ public final class SourceOpener {
     }
   }
 
-  private InputStream openHttp(String url, long expectedSize, SourceRules rules)
+  /** Device, inode, size and modification time: any rewrite or replacement changes it. */
+  private static String fileValidator(Path path) throws IOException {
+    java.util.Map<String, Object> a =
+        Files.readAttributes(path, "unix:dev,ino,size,lastModifiedTime");
+    return "file:"
+        + a.get("dev")
+        + ":"
+        + a.get("ino")
+        + ":"
+        + a.get("size")
+        + ":"
+        + ((java.nio.file.attribute.FileTime) a.get("lastModifiedTime"))
+            .to(java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  private Opened openHttp(
+      String url, long expectedSize, SourceRules rules, long from, String ifRange)
       throws StoreException {
     URI current;
     try {
@@ -193,12 +251,35 @@ public final class SourceOpener {
         }
       }
       refuseIf(rules.refusalOfAddresses(current.getHost()));
-      HttpResponse<InputStream> response = send(current, url);
+      HttpResponse<InputStream> response = send(current, url, from, ifRange);
       int status = response.statusCode();
       if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
         closeQuietly(response.body(), url);
         current = redirect(current, response, url, hop);
         continue;
+      }
+      if (from > 0 && (status == 206 || status == 416)) {
+        java.util.Optional<String> wrong =
+            status == 416
+                ? java.util.Optional.of("it answered 416 (range not satisfiable)")
+                : RangeAnswer.problem(
+                    response.headers().firstValue("Content-Range").orElse(null),
+                    response.headers().firstValueAsLong("Content-Length"),
+                    from,
+                    expectedSize);
+        if (wrong.isEmpty()) {
+          return new Opened(
+              new StallGuard(response.body(), stallTimeout, describe(url, current)),
+              from,
+              ifRange != null ? ifRange : validator(response));
+        }
+        closeQuietly(response.body(), url);
+        log.warn(
+            "source {} did not resume at byte {}: {}; reading it from the start",
+            describe(url, current),
+            from,
+            wrong.get());
+        return openHttp(url, expectedSize, rules, 0, null);
       }
       if (status != 200) {
         closeQuietly(response.body(), url);
@@ -228,11 +309,35 @@ public final class SourceOpener {
                 + expectedSize,
             false);
       }
-      return new StallGuard(response.body(), stallTimeout, describe(url, current));
+      if (from > 0) {
+        log.info(
+            "source {} answered a range request for bytes {}- with the whole file (HTTP 200: it"
+                + " ignores ranges, or it changed since the kept bytes were read); reading it from"
+                + " the start",
+            describe(url, current),
+            from);
+      }
+      return new Opened(
+          new StallGuard(response.body(), stallTimeout, describe(url, current)),
+          0,
+          validator(response));
     }
   }
 
-  private HttpResponse<InputStream> send(URI target, String url) throws StoreException {
+  /**
+   * What identifies this version of an HTTP source in an {@code If-Range}: its ETag when strong (a
+   * weak one may not be used there), else its Last-Modified, else null.
+   */
+  private static String validator(HttpResponse<?> response) {
+    java.util.Optional<String> etag = response.headers().firstValue("ETag");
+    if (etag.isPresent() && !etag.get().startsWith("W/") && !etag.get().isBlank()) {
+      return etag.get();
+    }
+    return response.headers().firstValue("Last-Modified").filter(v -> !v.isBlank()).orElse(null);
+  }
+
+  private HttpResponse<InputStream> send(URI target, String url, long from, String ifRange)
+      throws StoreException {
     HttpRequest.Builder request;
     try {
       request =
@@ -240,6 +345,12 @@ public final class SourceOpener {
               .timeout(RESPONSE_TIMEOUT)
               .header("User-Agent", "mooncake-node-worker")
               .GET();
+      if (from > 0) {
+        request.header("Range", "bytes=" + from + "-");
+        if (ifRange != null) {
+          request.header("If-Range", ifRange);
+        }
+      }
       credentials.forUrl(target).ifPresent(e -> request.header(e.header(), e.value()));
     } catch (IllegalArgumentException e) {
       throw new StoreException("malformed URL " + SourceUrls.display(target), false, e);
