@@ -70,6 +70,47 @@ class HolderStrikesTest {
     assertTrue(holders(replicas).containsAll(List.of(GOOD, FLAKY)));
   }
 
+  /**
+   * A lookup ranks a bounded random sample of the holders by load, not all of them (issue 19: at a
+   * thousand holders, one in-flight count each made every copy's lookup O(N)); the sample prefers
+   * holders that are not avoided, and differs from lookup to lookup.
+   */
+  @Test
+  void aLookupRanksABoundedSampleOfManyHoldersNotAvoidedFirst() {
+    DSLContext dsl = pg.database().dsl();
+    NodeRegistry nodes = new NodeRegistry(dsl);
+    ReplicaCatalog replicas = new ReplicaCatalog(dsl);
+    nodes.register(READER, "10.0.1.3", 1, "/data", "i-reader");
+    int many = 3 * ReplicaCatalog.SAMPLE;
+    for (int i = 0; i < many; i++) {
+      String n = "10.0.2." + i + ":1";
+      nodes.register(n, "10.0.2." + i, 1, "/data", "i-" + n);
+      dsl.execute(
+          "INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
+              + "VALUES ('m/o2', ?, 8, 'sha256:bb', '/data/f', 0)",
+          n);
+    }
+    String avoided = "10.0.2.0:1";
+    for (int i = 0; i < 3; i++) {
+      replicas.holderFailed(avoided, "failure " + i);
+    }
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < 10; i++) {
+      List<String> sample =
+          replicas
+              .sources(null, "m/o2", "sha256:bb", READER, Duration.ofSeconds(10), Duration.ZERO)
+              .holders()
+              .stream()
+              .map(Replica::nodeId)
+              .toList();
+      assertEquals(ReplicaCatalog.SAMPLE, sample.size());
+      assertEquals(ReplicaCatalog.SAMPLE, new java.util.HashSet<>(sample).size());
+      assertFalse(sample.contains(avoided), "an avoided holder sampled while others are fine");
+      seen.addAll(sample);
+    }
+    assertTrue(seen.size() > ReplicaCatalog.SAMPLE, "the same sample every time: " + seen.size());
+  }
+
   private static List<String> holders(ReplicaCatalog replicas) {
     return replicas
         .sources(null, "m/o1", "sha256:aa", READER, Duration.ofSeconds(10), Duration.ZERO)

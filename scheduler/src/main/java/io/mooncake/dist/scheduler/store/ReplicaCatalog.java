@@ -68,16 +68,27 @@ public final class ReplicaCatalog {
         });
   }
 
-  private static final String PUBLISH =
+  /** The head of every replica publication; a SELECT of the six columns follows. */
+  static final String UPSERT_INTO =
+      "INSERT INTO object_replicas AS o (object_id, node_id, size_bytes, digest, file_path,"
+          + " file_offset)\n";
+
+  /** A re-published replica replaces the row (a re-download may have moved its file). */
+  static final String UPSERT_CONFLICT =
       """
-      INSERT INTO object_replicas AS o (object_id, node_id, size_bytes, digest, file_path, file_offset)
-      SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
-          AS v (object_id, node_id, size_bytes, digest, file_path, file_offset)
-       ORDER BY object_id, node_id
       ON CONFLICT (object_id, node_id) DO UPDATE
          SET size_bytes = excluded.size_bytes, digest = excluded.digest, file_path = excluded.file_path,
              file_offset = excluded.file_offset, created_at = now()
       """;
+
+  private static final String PUBLISH =
+      UPSERT_INTO
+          + """
+          SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
+              AS v (object_id, node_id, size_bytes, digest, file_path, file_offset)
+           ORDER BY object_id, node_id
+          """
+          + UPSERT_CONFLICT;
 
   /**
    * True when {@code nodeId} lists a replica of every object of the job, each of the right size.
@@ -131,13 +142,14 @@ public final class ReplicaCatalog {
    *       is at most holder, arriving node, reader: no two nodes can ever wait on each other.
    * </ul>
    *
-   * Both in one order: sources not currently avoided first (see {@link #AVOIDED}), then least busy
-   * (fewest copies currently reading from them, so no single uplink carries more than its share),
-   * holders before arriving nodes at equal load, ties at random. Also the job's seed, its number of
-   * followers, and whether a node other than {@code excludeNode} is pulling this object from that
-   * seed right now (as for arriving nodes, a stalled pull does not count). Constant SQL on plain
-   * JDBC, like the claim: rendering it with jOOQ for every copy cost more client CPU than running
-   * it, and kept the JIT busy compiling the renderer on every node.
+   * At most {@link #SAMPLE} of them (not avoided first, otherwise a random sample), in one order:
+   * sources not currently avoided first (see {@link #AVOIDED}), then least busy (fewest copies
+   * currently reading from them, so no single uplink carries more than its share), holders before
+   * arriving nodes at equal load, ties at random. Also the job's seed, its number of followers, and
+   * whether a node other than {@code excludeNode} is pulling this object from that seed right now
+   * (as for arriving nodes, a stalled pull does not count). Constant SQL on plain JDBC, like the
+   * claim: rendering it with jOOQ for every copy cost more client CPU than running it, and kept the
+   * JIT busy compiling the renderer on every node.
    */
   public CopySources sources(
       String jobId,
@@ -234,6 +246,15 @@ public final class ReplicaCatalog {
       boolean heldHere) {}
 
   /**
+   * How many live sources (holders and arriving nodes, not avoided ones first, otherwise at random)
+   * a copy's lookup ranks by load: counting every holder's copies in flight made the lookup O(N)
+   * per copy, N² per object, at a thousand nodes (issue 19). The least busy of a random sample of
+   * 32 balances uplinks about as well ("power of d choices"); with fewer sources, all of them
+   * count.
+   */
+  public static final int SAMPLE = 32;
+
+  /**
    * Always one row per source, or one row of nulls (but the seed's answers) when there is none: the
    * LEFT JOIN LATERAL keeps the job's row.
    */
@@ -257,17 +278,18 @@ public final class ReplicaCatalog {
        CROSS JOIN busy
        CROSS JOIN (SELECT EXISTS (SELECT 1 FROM object_replicas WHERE object_id = ? AND node_id = ? AND digest = ?) AS held) mine
         LEFT JOIN LATERAL (
+          SELECT c.*,
+                 (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = c.node_id) AS in_flight
+            FROM (SELECT * FROM (
           SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset, false AS arriving,
-                 nodes.serve_failures > 0 AS struck, %1$s AS avoided,
-                 (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = r.node_id) AS in_flight
+                 nodes.serve_failures > 0 AS struck, %1$s AS avoided
             FROM object_replicas r
             JOIN nodes ON nodes.node_id = r.node_id
            WHERE r.object_id = ? AND r.digest = ? AND r.node_id <> ?
              AND nodes.heartbeat_at > now() - make_interval(secs => ?)
           UNION ALL
           SELECT a.object_id, a.node_id, a.bytes_total, ?::varchar, NULL, 0::bigint, true,
-                 nodes.serve_failures > 0, %1$s,
-                 (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = a.node_id)
+                 nodes.serve_failures > 0, %1$s
             FROM tasks a
             JOIN nodes ON nodes.node_id = a.node_id
            WHERE a.state = 'processing' AND a.task_type = 'REPLICA_COPY' AND a.object_id = ?
@@ -278,10 +300,12 @@ public final class ReplicaCatalog {
              AND EXISTS (SELECT 1 FROM object_replicas s
                           WHERE s.object_id = a.object_id AND s.node_id = a.source_node_id AND s.digest = ?)
              AND NOT EXISTS (SELECT 1 FROM object_replicas mine
-                              WHERE mine.object_id = a.object_id AND mine.node_id = a.node_id)) h ON true
+                              WHERE mine.object_id = a.object_id AND mine.node_id = a.node_id)) u
+           ORDER BY u.avoided, random()
+           LIMIT %2$d) c) h ON true
        ORDER BY h.avoided, h.in_flight, h.arriving, random()
       """
-          .formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()));
+          .formatted(DSL.using(org.jooq.SQLDialect.POSTGRES).renderInlined(avoidedField()), SAMPLE);
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures

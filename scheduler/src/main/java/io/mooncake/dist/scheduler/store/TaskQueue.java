@@ -125,10 +125,9 @@ public final class TaskQueue {
    * writes one row, not two. One SQL text for every batch size (arrays, not a VALUES list), so it
    * stays one server-side prepared statement.
    */
-  private static final String SUCCEED =
+  /** The tasks of the completions {@code v} whose lease is still held, marked succeeded. */
+  private static final String MARK_SUCCEEDED =
       """
-      WITH v AS (
-        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result))
       UPDATE tasks t
          SET state = 'succeeded', bytes_done = v.bytes_done, result = v.result::jsonb, last_error = NULL,
              finished_at = now(), updated_at = now()
@@ -136,6 +135,14 @@ public final class TaskQueue {
        WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
       RETURNING t.task_id
       """;
+
+  private static final String COMPLETIONS =
+      """
+      v AS (
+        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result))
+      """;
+
+  private static final String SUCCEED = "WITH " + COMPLETIONS + MARK_SUCCEEDED;
 
   /**
    * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
@@ -316,9 +323,12 @@ public final class TaskQueue {
   }
 
   /**
-   * Records several successes at once ({@link #SUCCEED}) and publishes the replicas of the tasks
-   * that were still held, in one transaction. A completion whose lease is gone changes nothing and
-   * is left out of the answer. Without replicas to publish it is a single autocommitted statement.
+   * Records several successes at once and publishes the replicas of the tasks that were still held,
+   * in one statement ({@link #SUCCEED_AND_PUBLISH}: the publishing insert joins the update's {@code
+   * RETURNING}, so only a task recorded as succeeded publishes, and both commit together). A
+   * completion whose lease is gone changes nothing and is left out of the answer. One autocommitted
+   * statement instead of a transaction of two (issue 19: with its BEGIN and COMMIT that was four
+   * round trips per group commit).
    *
    * @return the ids of the tasks now recorded as succeeded
    */
@@ -331,20 +341,91 @@ public final class TaskQueue {
     if (sorted.stream().allMatch(c -> c.publish().isEmpty())) {
       return dsl.connectionResult(c -> markSucceeded(c, sorted));
     }
-    return dsl.transactionResult(
-        cfg -> {
-          DSLContext tx = cfg.dsl();
-          Set<Long> recorded = tx.connectionResult(c -> markSucceeded(c, sorted));
-          List<Replica> publish = new ArrayList<>();
-          for (Completion c : sorted) {
-            if (recorded.contains(c.taskId())) {
-              publish.addAll(c.publish());
-            }
-          }
-          ReplicaCatalog.publish(tx, publish);
-          return recorded;
-        });
+    return dsl.connectionResult(c -> succeedAndPublish(c, sorted));
   }
+
+  private static Set<Long> succeedAndPublish(Connection c, List<Completion> sorted)
+      throws SQLException {
+    int n = sorted.size();
+    Long[] ids = new Long[n];
+    String[] owners = new String[n];
+    Long[] bytes = new Long[n];
+    String[] results = new String[n];
+    // One row per (object, node): ON CONFLICT DO UPDATE may not touch a row twice in a statement.
+    java.util.Map<List<String>, Long> taskOf = new java.util.LinkedHashMap<>();
+    java.util.Map<List<String>, Replica> replicaOf = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      Completion done = sorted.get(i);
+      ids[i] = done.taskId();
+      owners[i] = done.leaseOwner();
+      bytes[i] = done.bytesDone();
+      results[i] = done.resultJson();
+      for (Replica r : done.publish()) {
+        List<String> key = List.of(r.objectId(), r.nodeId());
+        taskOf.put(key, done.taskId());
+        replicaOf.put(key, r);
+      }
+    }
+    int m = replicaOf.size();
+    Long[] rTasks = new Long[m];
+    String[] rObjects = new String[m];
+    String[] rNodes = new String[m];
+    Long[] rSizes = new Long[m];
+    String[] rDigests = new String[m];
+    String[] rPaths = new String[m];
+    Long[] rOffsets = new Long[m];
+    int j = 0;
+    for (var e : replicaOf.entrySet()) {
+      Replica r = e.getValue();
+      rTasks[j] = taskOf.get(e.getKey());
+      rObjects[j] = r.objectId();
+      rNodes[j] = r.nodeId();
+      rSizes[j] = r.sizeBytes();
+      rDigests[j] = r.digest();
+      rPaths[j] = r.filePath();
+      rOffsets[j++] = r.fileOffset();
+    }
+    try (PreparedStatement ps = c.prepareStatement(SUCCEED_AND_PUBLISH)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids));
+      ps.setArray(2, c.createArrayOf("text", owners));
+      ps.setArray(3, c.createArrayOf("bigint", bytes));
+      ps.setArray(4, c.createArrayOf("text", results));
+      ps.setArray(5, c.createArrayOf("bigint", rTasks));
+      ps.setArray(6, c.createArrayOf("text", rObjects));
+      ps.setArray(7, c.createArrayOf("text", rNodes));
+      ps.setArray(8, c.createArrayOf("bigint", rSizes));
+      ps.setArray(9, c.createArrayOf("text", rDigests));
+      ps.setArray(10, c.createArrayOf("text", rPaths));
+      ps.setArray(11, c.createArrayOf("bigint", rOffsets));
+      Set<Long> recorded = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          recorded.add(rs.getLong(1));
+        }
+      }
+      return recorded;
+    }
+  }
+
+  /**
+   * {@link #SUCCEED}, and the replicas of the tasks it recorded published in the same statement.
+   */
+  private static final String SUCCEED_AND_PUBLISH =
+      "WITH "
+          + COMPLETIONS
+          + ", done AS ("
+          + MARK_SUCCEEDED
+          + "), published AS ("
+          + ReplicaCatalog.UPSERT_INTO
+          + """
+            SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset
+              FROM unnest(?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
+                   AS r (task_id, object_id, node_id, size_bytes, digest, file_path, file_offset)
+              JOIN done ON done.task_id = r.task_id
+             ORDER BY r.object_id, r.node_id
+            """
+          + ReplicaCatalog.UPSERT_CONFLICT
+          + " RETURNING 1) SELECT task_id FROM done";
 
   private static Set<Long> markSucceeded(Connection c, List<Completion> sorted)
       throws SQLException {
