@@ -60,12 +60,6 @@ public final class Database implements AutoCloseable {
     // restores it when a borrower changed it), so KnownIsolation can answer for it.
     config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     config.setInitializationFailTimeout(-1);
-    // pgjdbc opens sessions with DateStyle=ISO, Postgres reports 'ISO, MDY', and PgBouncer (1.18)
-    // compares the two as text: it sent "SET DateStyle='ISO'" before nearly every transaction of a
-    // pooled node (pgbouncer issue 776; half the statements of an idle fleet). Setting it once
-    // per connection makes the server report the value PgBouncer then keeps for this client, so
-    // they match. Only the output style is set; the server's day/month order stays.
-    config.setConnectionInitSql("SET DateStyle = 'ISO'");
     return new Database(jdbcUrl, new HikariDataSource(config));
   }
 

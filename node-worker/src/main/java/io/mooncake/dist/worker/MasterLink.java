@@ -37,13 +37,19 @@ final class MasterLink implements AutoCloseable {
   /** What one long-poll asks the master to wait. */
   static final Duration LONG_POLL = Duration.ofSeconds(25);
 
-  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * One HTTP client for every link in the process (a client has one link; the fleet benchmark runs
+   * a thousand in one JVM, and a client per link was a selector thread and a pool per node).
+   */
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private final List<URI> masters;
   private final NodeSignature signature;
   private final String nodeId;
   private final Runnable onWake;
-  private final HttpClient http;
+  private final HttpClient http = HTTP;
+  private final Duration heartbeatTimeout;
   private volatile int current;
   private volatile boolean listening;
   private volatile boolean running = true;
@@ -51,10 +57,13 @@ final class MasterLink implements AutoCloseable {
 
   /**
    * @param masters the masters' base URLs ({@code http://host:port})
+   * @param heartbeat the heartbeat interval: a heartbeat a master has not answered within it is
+   *     written to the database instead, so a slow master never lets the node's liveness lapse
    * @param onWake run when a master says work may have arrived, and whenever the link comes back
    *     after a failure (a wake-up may have been lost meanwhile)
    */
-  MasterLink(List<URI> masters, byte[] clusterSecret, String nodeId, Runnable onWake) {
+  MasterLink(
+      List<URI> masters, byte[] clusterSecret, String nodeId, Duration heartbeat, Runnable onWake) {
     if (masters.isEmpty()) {
       throw new IllegalArgumentException("no master URL");
     }
@@ -63,7 +72,8 @@ final class MasterLink implements AutoCloseable {
     this.nodeId = nodeId;
     this.onWake = onWake;
     this.current = Math.floorMod(nodeId.hashCode(), masters.size());
-    this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    this.heartbeatTimeout =
+        Duration.ofMillis(Math.max(1_000, Math.min(10_000, heartbeat.toMillis())));
   }
 
   /** Starts the long-poll for wake-ups. */
@@ -81,7 +91,7 @@ final class MasterLink implements AutoCloseable {
   }
 
   /**
-   * Sends a heartbeat through a master, trying each once.
+   * Sends a heartbeat through a master, trying each once, all within the heartbeat interval.
    *
    * @return true when recorded; false when another instance has registered as this node since (the
    *     worker stops); empty when no master recorded it (the worker writes it itself)
@@ -95,11 +105,17 @@ final class MasterLink implements AutoCloseable {
     body.put("running_task_ids", runningTaskIds);
     body.put("lease_seconds", lease.toMillis() / 1000.0);
     byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
+    long deadline = System.nanoTime() + heartbeatTimeout.toNanos();
     for (int tried = 0; tried < masters.size() && running; tried++) {
       int at = current;
       URI master = masters.get(at);
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        break;
+      }
       try {
-        HttpResponse<String> res = send(master, "POST", "/api/v1/nodes/heartbeat", "", bytes);
+        HttpResponse<String> res =
+            send(master, "POST", "/api/v1/nodes/heartbeat", "", bytes, Duration.ofNanos(left));
         if (res.statusCode() == 200) {
           return Optional.of(true);
         }
@@ -132,7 +148,14 @@ final class MasterLink implements AutoCloseable {
               + "&wait_ms="
               + LONG_POLL.toMillis();
       try {
-        HttpResponse<String> res = send(master, "GET", "/api/v1/nodes/wakeups", query, new byte[0]);
+        HttpResponse<String> res =
+            send(
+                master,
+                "GET",
+                "/api/v1/nodes/wakeups",
+                query,
+                new byte[0],
+                LONG_POLL.plus(Duration.ofSeconds(10)));
         if (res.statusCode() != 200) {
           throw new IOException("HTTP " + res.statusCode() + " " + res.body());
         }
@@ -172,12 +195,12 @@ final class MasterLink implements AutoCloseable {
   }
 
   private HttpResponse<String> send(
-      URI master, String method, String path, String query, byte[] body)
+      URI master, String method, String path, String query, byte[] body, Duration timeout)
       throws IOException, InterruptedException {
     URI uri = master.resolve(path + (query.isEmpty() ? "" : "?" + query));
     HttpRequest.Builder request =
         HttpRequest.newBuilder(uri)
-            .timeout(method.equals("GET") ? LONG_POLL.plus(REQUEST_TIMEOUT) : REQUEST_TIMEOUT)
+            .timeout(timeout)
             .header(
                 "Authorization",
                 signature.header(nodeId, System.currentTimeMillis(), method, path, body));
@@ -196,6 +219,5 @@ final class MasterLink implements AutoCloseable {
     if (poller != null) {
       poller.interrupt();
     }
-    http.close();
   }
 }
