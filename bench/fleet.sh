@@ -98,7 +98,7 @@ echo "fleet: private PostgreSQL on 127.0.0.1:$PG_PORT (max_connections $PG_MAX_C
 mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
 runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg" -U postgres -A trust >/dev/null
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -l "$WORK/pg/log" -w \
-  -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=$PG_MAX_CONNECTIONS -c shared_preload_libraries=pg_stat_statements" start >/dev/null
+  -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=$PG_MAX_CONNECTIONS -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on" start >/dev/null
 PG_PID=$(head -1 "$WORK/pg/postmaster.pid")
 psql() { command psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 

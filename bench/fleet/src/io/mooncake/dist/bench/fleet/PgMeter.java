@@ -83,32 +83,73 @@ final class PgMeter implements AutoCloseable {
             + " AND s.query NOT LIKE '%pg\\_stat%'");
   }
 
-  /** Calls per statement text (first 90 characters) of the bench database, this meter's excluded. */
-  synchronized java.util.Map<String, Long> perStatement() throws SQLException {
-    java.util.Map<String, Long> m = new java.util.HashMap<>();
+  /** One statement text's counters: calls, and Postgres time planning and executing it. */
+  record Stat(long calls, double planMs, double execMs) {
+    Stat minus(Stat o) {
+      return new Stat(calls - o.calls, planMs - o.planMs, execMs - o.execMs);
+    }
+  }
+
+  /**
+   * Counters per statement text (first 90 characters) of the bench database, this meter's excluded.
+   * Planning time is counted because the script starts Postgres with {@code
+   * pg_stat_statements.track_planning}: behind a transaction-mode PgBouncer nodes cannot keep
+   * prepared statements, so every statement is planned again.
+   */
+  synchronized java.util.Map<String, Stat> perStatement() throws SQLException {
+    java.util.Map<String, Stat> m = new java.util.HashMap<>();
     try (Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
-                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), sum(calls)"
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), sum(calls),"
+                    + " sum(total_plan_time), sum(total_exec_time)"
                     + " FROM pg_stat_statements s"
                     + " WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
                     + " AND s.query NOT LIKE '%pg\\_stat%' GROUP BY 1")) {
       while (rs.next()) {
-        m.merge(rs.getString(1), rs.getLong(2), Long::sum);
+        m.merge(
+            rs.getString(1),
+            new Stat(rs.getLong(2), rs.getDouble(3), rs.getDouble(4)),
+            (x, y) -> new Stat(x.calls + y.calls, x.planMs + y.planMs, x.execMs + y.execMs));
       }
     }
     return m;
   }
 
-  /** The {@code n} statements called most between two {@link #perStatement} readings. */
-  static String top(java.util.Map<String, Long> before, java.util.Map<String, Long> after, int n) {
+  /**
+   * The {@code n} statements called most between two {@link #perStatement} readings, with their
+   * planning and execution time (ms in all), then the totals of every statement.
+   */
+  static String top(java.util.Map<String, Stat> before, java.util.Map<String, Stat> after, int n) {
     StringBuilder b = new StringBuilder();
-    after.entrySet().stream()
-        .map(e -> java.util.Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
-        .filter(e -> e.getValue() > 0)
-        .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
+    b.append(String.format("fleet:      calls   plan ms   exec ms  statement%n"));
+    java.util.List<java.util.Map.Entry<String, Stat>> delta =
+        after.entrySet().stream()
+            .map(
+                e ->
+                    java.util.Map.entry(
+                        e.getKey(),
+                        e.getValue().minus(before.getOrDefault(e.getKey(), new Stat(0, 0, 0)))))
+            .filter(e -> e.getValue().calls() > 0)
+            .sorted((x, y) -> Long.compare(y.getValue().calls(), x.getValue().calls()))
+            .toList();
+    delta.stream()
         .limit(n)
-        .forEach(e -> b.append(String.format("fleet:   %8d  %s%n", e.getValue(), e.getKey())));
+        .forEach(
+            e ->
+                b.append(
+                    String.format(
+                        "fleet:   %8d  %8.0f  %8.0f  %s%n",
+                        e.getValue().calls(),
+                        e.getValue().planMs(),
+                        e.getValue().execMs(),
+                        e.getKey())));
+    b.append(
+        String.format(
+            "fleet:   %8d  %8.0f  %8.0f  (all statements)%n",
+            delta.stream().mapToLong(e -> e.getValue().calls()).sum(),
+            delta.stream().mapToDouble(e -> e.getValue().planMs()).sum(),
+            delta.stream().mapToDouble(e -> e.getValue().execMs()).sum()));
     return b.toString();
   }
 

@@ -425,4 +425,60 @@ class TaskQueueTest {
             .fetch(TASK_ATTEMPTS.LEASE_OWNER));
     assertTrue(q.claim("10.0.0.13:1", "owner-4", 1, Duration.ofSeconds(30)).isEmpty());
   }
+
+  /**
+   * A master's batch of node heartbeats skips rows other transactions hold instead of waiting for
+   * them (issue 19: one node's open outcome transaction on its task row, waited for, kept every
+   * node of the batch from looking alive): the node whose row is held is reported busy, not
+   * replaced; the lease of a held task row is left as it is; a replaced instance is in neither
+   * answer.
+   */
+  @Test
+  void aBatchOfHeartbeatsSkipsRowsOthersHoldInsteadOfWaitingForThem() throws Exception {
+    String a = "10.0.0.20:1";
+    String b = "10.0.0.21:1";
+    String c = "10.0.0.22:1";
+    jobWithDownload("hb-1", a);
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    for (String n : List.of(a, b, c)) {
+      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+    ClaimedTask t = new TaskQueue(dsl()).claim(a, "owner-a", 1, Duration.ofSeconds(30)).get(0);
+    java.time.OffsetDateTime leaseBefore = lease(t.taskId());
+    List<NodeRegistry.Beat> beats =
+        List.of(
+            new NodeRegistry.Beat(a, "i-" + a, "owner-a", List.of(t.taskId()), Duration.ofHours(1)),
+            new NodeRegistry.Beat(b, "i-" + b, "owner-b", List.of(), Duration.ofHours(1)),
+            new NodeRegistry.Beat(
+                c, "an-older-instance", "owner-c", List.of(), Duration.ofHours(1)));
+
+    try (Connection other = DriverManager.getConnection(pg.url())) {
+      other.setAutoCommit(false);
+      try (var st = other.createStatement()) {
+        st.execute("SELECT 1 FROM tasks WHERE task_id = " + t.taskId() + " FOR UPDATE");
+        st.execute("SELECT 1 FROM nodes WHERE node_id = '" + b + "' FOR UPDATE");
+      }
+      // The guard only turns a regression (waiting for the locks) into a failure, not a hang.
+      NodeRegistry.Beaten held =
+          CompletableFuture.supplyAsync(() -> nodes.heartbeatAll(beats)).get(60, TimeUnit.SECONDS);
+      assertEquals(Set.of(a), held.recorded());
+      assertEquals(Set.of(b), held.busy(), "held, not replaced: it must not stop");
+      assertEquals(leaseBefore, lease(t.taskId()), "a held task row is not waited for");
+      other.rollback();
+    }
+
+    NodeRegistry.Beaten free = nodes.heartbeatAll(beats);
+    assertEquals(Set.of(a, b), free.recorded());
+    assertTrue(free.busy().isEmpty());
+    assertTrue(lease(t.taskId()).isAfter(leaseBefore.plusMinutes(30)), "renewed for the hour");
+  }
+
+  private static java.time.OffsetDateTime lease(long taskId) {
+    return dsl()
+        .select(TASKS.LEASE_EXPIRES_AT)
+        .from(TASKS)
+        .where(TASKS.TASK_ID.eq(taskId))
+        .fetchOne()
+        .value1();
+  }
 }

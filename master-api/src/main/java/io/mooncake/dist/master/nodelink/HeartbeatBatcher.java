@@ -5,7 +5,6 @@ import io.mooncake.dist.scheduler.store.NodeRegistry.Beat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
@@ -39,7 +38,8 @@ public final class HeartbeatBatcher implements AutoCloseable {
    * Records {@code beat} with the others of its batch.
    *
    * @return completes true when recorded, false when another instance has registered under the
-   *     node's id; exceptionally when the database could not be written
+   *     node's id; exceptionally when the database could not be written or the node's row was held
+   *     by another transaction (the node then writes its heartbeat itself)
    */
   public CompletableFuture<Boolean> submit(Beat beat) {
     CompletableFuture<Boolean> f = new CompletableFuture<>();
@@ -76,8 +76,16 @@ public final class HeartbeatBatcher implements AutoCloseable {
     RuntimeException failure = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
       try {
-        Set<String> recorded = registry.heartbeatAll(new ArrayList<>(latest.values()));
-        batch.forEach(p -> p.recorded().complete(recorded.contains(p.beat().nodeId())));
+        NodeRegistry.Beaten done = registry.heartbeatAll(new ArrayList<>(latest.values()));
+        for (Pending p : batch) {
+          String node = p.beat().nodeId();
+          if (done.busy().contains(node)) {
+            // Its row was held by another transaction: not recorded, still registered.
+            p.recorded().completeExceptionally(new RowBusy(node));
+          } else {
+            p.recorded().complete(done.recorded().contains(node));
+          }
+        }
         return;
       } catch (RuntimeException e) {
         // A deadlock with a scheduler pass touching the same task rows is retried at once.
@@ -91,6 +99,13 @@ public final class HeartbeatBatcher implements AutoCloseable {
     }
     RuntimeException e = failure;
     batch.forEach(p -> p.recorded().completeExceptionally(e));
+  }
+
+  /** A heartbeat skipped because its node's row was locked at that moment. */
+  static final class RowBusy extends RuntimeException {
+    RowBusy(String node) {
+      super("the row of node " + node + " was held by another transaction", null, false, false);
+    }
   }
 
   private static String rootMessage(Throwable e) {

@@ -69,9 +69,9 @@ public final class NodeRegistry {
     return dsl.connectionResult(
         c -> {
           try (java.sql.PreparedStatement ps = c.prepareStatement(HEARTBEAT_AND_RENEW)) {
-            ps.setDouble(1, lease.toMillis() / 1000.0);
-            ps.setString(2, leaseOwner);
-            ps.setArray(3, c.createArrayOf("bigint", runningTaskIds.toArray()));
+            ps.setString(1, leaseOwner);
+            ps.setArray(2, c.createArrayOf("bigint", runningTaskIds.toArray()));
+            ps.setDouble(3, lease.toMillis() / 1000.0);
             ps.setString(4, nodeId);
             ps.setString(5, instanceId);
             return ps.executeUpdate() == 1;
@@ -79,11 +79,20 @@ public final class NodeRegistry {
         });
   }
 
+  /**
+   * Renews only the task rows nobody holds locked right now ({@code SKIP LOCKED}): a locked row is
+   * being finished (its own node's outcome) or rescued (the scheduler), and a heartbeat that waited
+   * for it was a node that looked dead for as long as that transaction lasted (issue 19).
+   */
   private static final String HEARTBEAT_AND_RENEW =
       """
-      WITH renewed AS (
-        UPDATE tasks SET lease_expires_at = now() + make_interval(secs => ?)
-         WHERE lease_owner = ? AND state = 'processing' AND task_id = ANY (?))
+      WITH leases AS (
+        SELECT task_id FROM tasks
+         WHERE lease_owner = ? AND state = 'processing' AND task_id = ANY (?)
+           FOR UPDATE SKIP LOCKED),
+      renewed AS (
+        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => ?)
+          FROM leases WHERE t.task_id = leases.task_id)
       UPDATE nodes SET heartbeat_at = now() WHERE node_id = ? AND instance_id = ?
       """;
 
@@ -96,16 +105,25 @@ public final class NodeRegistry {
       Duration lease) {}
 
   /**
+   * What {@link #heartbeatAll} did for each node: recorded, or skipped because another transaction
+   * held its row at that moment (it is still registered; its link tries again or writes the
+   * heartbeat itself). A node in neither set has been replaced by another instance (or
+   * deregistered) and must stop.
+   */
+  public record Beaten(java.util.Set<String> recorded, java.util.Set<String> busy) {}
+
+  /**
    * The heartbeats of many nodes in one statement (a master batches what its node links send): each
    * node's row is touched when its instance is still the registered one, and each listed task still
-   * held by that node's lease owner gets its lease renewed.
-   *
-   * @return the node ids whose heartbeat was recorded; a node missing from it has been replaced by
-   *     another instance (or deregistered) and must stop
+   * held by that node's lease owner gets its lease renewed. Rows another transaction holds are
+   * skipped, never waited for: one node's slow outcome transaction (holding its task row) or a node
+   * writing its own heartbeat must not hold up the liveness of every node in the batch. At 300
+   * simulated nodes, waiting made every node look dead for up to 20 s while a job started, and
+   * copies failed for want of a live source (issue 19).
    */
-  public java.util.Set<String> heartbeatAll(List<Beat> beats) {
+  public Beaten heartbeatAll(List<Beat> beats) {
     if (beats.isEmpty()) {
-      return java.util.Set.of();
+      return new Beaten(java.util.Set.of(), java.util.Set.of());
     }
     int tasks = beats.stream().mapToInt(b -> b.runningTaskIds().size()).sum();
     String[] nodes = new String[beats.size()];
@@ -127,32 +145,46 @@ public final class NodeRegistry {
     return dsl.connectionResult(
         c -> {
           try (java.sql.PreparedStatement ps = c.prepareStatement(HEARTBEAT_ALL)) {
-            ps.setArray(1, c.createArrayOf("bigint", taskIds));
-            ps.setArray(2, c.createArrayOf("text", owners));
-            ps.setArray(3, c.createArrayOf("float8", seconds));
-            ps.setArray(4, c.createArrayOf("text", nodes));
-            ps.setArray(5, c.createArrayOf("text", instances));
-            java.util.Set<String> beaten = new java.util.HashSet<>();
+            ps.setArray(1, c.createArrayOf("text", nodes));
+            ps.setArray(2, c.createArrayOf("text", instances));
+            ps.setArray(3, c.createArrayOf("bigint", taskIds));
+            ps.setArray(4, c.createArrayOf("text", owners));
+            ps.setArray(5, c.createArrayOf("float8", seconds));
+            java.util.Set<String> recorded = new java.util.HashSet<>();
+            java.util.Set<String> busy = new java.util.HashSet<>();
             try (java.sql.ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                beaten.add(rs.getString(1));
+                (rs.getBoolean(2) ? recorded : busy).add(rs.getString(1));
               }
             }
-            return beaten;
+            return new Beaten(recorded, busy);
           }
         });
   }
 
   private static final String HEARTBEAT_ALL =
       """
-      WITH renewed AS (
-        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => r.secs)
-          FROM unnest(?::bigint[], ?::text[], ?::float8[]) AS r(task_id, owner, secs)
-         WHERE t.task_id = r.task_id AND t.lease_owner = r.owner AND t.state = 'processing')
-      UPDATE nodes n SET heartbeat_at = now()
-        FROM unnest(?::text[], ?::text[]) AS b(node_id, instance_id)
-       WHERE n.node_id = b.node_id AND n.instance_id = b.instance_id
-      RETURNING n.node_id
+      WITH b AS (SELECT * FROM unnest(?::text[], ?::text[]) AS b(node_id, instance_id)),
+      mine AS (
+        SELECT n.node_id FROM nodes n JOIN b ON b.node_id = n.node_id AND b.instance_id = n.instance_id),
+      free AS (
+        SELECT n.node_id FROM nodes n WHERE n.node_id IN (SELECT node_id FROM mine)
+           FOR UPDATE SKIP LOCKED),
+      beat AS (
+        UPDATE nodes n SET heartbeat_at = now()
+          FROM free, b
+         WHERE n.node_id = free.node_id AND b.node_id = n.node_id AND b.instance_id = n.instance_id
+        RETURNING n.node_id),
+      leases AS (
+        SELECT t.task_id, r.secs
+          FROM tasks t
+          JOIN unnest(?::bigint[], ?::text[], ?::float8[]) AS r(task_id, owner, secs)
+            ON t.task_id = r.task_id AND t.lease_owner = r.owner AND t.state = 'processing'
+           FOR UPDATE OF t SKIP LOCKED),
+      renewed AS (
+        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => leases.secs)
+          FROM leases WHERE t.task_id = leases.task_id)
+      SELECT mine.node_id, beat.node_id IS NOT NULL FROM mine LEFT JOIN beat ON beat.node_id = mine.node_id
       """;
 
   public List<NodeInfo> list() {
