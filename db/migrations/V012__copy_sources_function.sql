@@ -73,3 +73,10 @@ BEGIN
 END
 $$;
 /* [jooq ignore stop] */
+
+-- The lookup's followers receiving the object (and its "is the seed's pull taken" check) select the
+-- running copies of one object. Without an index on object_id each lookup filtered every running
+-- task (tasks_processing_idx) or every task of the job (tasks_one_per_object leads with job_id
+-- then node_id): N x concurrency or N x K rows per copy. Partial, like the others: only running
+-- rows are in it.
+CREATE INDEX tasks_running_object_idx ON tasks (object_id, job_id) WHERE state = 'processing';
