@@ -6,13 +6,17 @@
 -- its query for the life of the server connection, which the pooler keeps open (issue 19).
 --
 -- One row per source (holders, and followers receiving the object from a holder right now), best
--- first, or one row of nulls but the job's answers when there is none. The caller passes the
+-- first, or one row of nulls but the job's answers when there is none. A holder whose heartbeat is
+-- late (older than p_liveness_secs but within p_lapsed_secs) is still listed, after every live one:
+-- a late heartbeat is no proof of death when the control plane is overloaded (at 1,000 simulated
+-- nodes most heartbeats were late while every node still served), and a dead holder costs the copy
+-- one failed connection. Receiving followers must be live: their bytes are still on the way. The caller passes the
 -- constants (liveness, freshness, avoidance, sample size) so that Java stays their one source.
 /* [jooq ignore start] */
 CREATE FUNCTION copy_sources(
     p_job_id varchar, p_object_id varchar, p_digest varchar, p_node_id varchar,
     p_liveness_secs float8, p_fresh_secs float8,
-    p_avoid_after int, p_avoid_for_secs float8, p_sample int)
+    p_avoid_after int, p_avoid_for_secs float8, p_sample int, p_lapsed_secs float8)
 RETURNS TABLE (
     seed text, seed_busy boolean, followers bigint, object_id text, node_id text, size_bytes bigint,
     digest text, file_path text, file_offset bigint, arriving boolean, struck boolean, held boolean)
@@ -44,15 +48,16 @@ BEGIN
              (SELECT count(*) FROM tasks t WHERE t.state = 'processing' AND t.source_node_id = c.node_id) AS in_flight
         FROM (SELECT * FROM (
       SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset, false AS arriving,
+             n.heartbeat_at <= now() - make_interval(secs => p_liveness_secs) AS late,
              n.serve_failures > 0 AS struck,
              coalesce(n.serve_failures >= p_avoid_after
                       AND n.serve_failed_at > now() - make_interval(secs => p_avoid_for_secs), false) AS avoided
         FROM object_replicas r
         JOIN nodes n ON n.node_id = r.node_id
        WHERE r.object_id = p_object_id AND r.digest = p_digest AND r.node_id <> p_node_id
-         AND n.heartbeat_at > now() - make_interval(secs => p_liveness_secs)
+         AND n.heartbeat_at > now() - make_interval(secs => p_lapsed_secs)
       UNION ALL
-      SELECT a.object_id, a.node_id, a.bytes_total, p_digest::varchar, NULL, 0::bigint, true,
+      SELECT a.object_id, a.node_id, a.bytes_total, p_digest::varchar, NULL, 0::bigint, true, false,
              n.serve_failures > 0,
              coalesce(n.serve_failures >= p_avoid_after
                       AND n.serve_failed_at > now() - make_interval(secs => p_avoid_for_secs), false)
@@ -67,9 +72,9 @@ BEGIN
                       WHERE s.object_id = a.object_id AND s.node_id = a.source_node_id AND s.digest = p_digest)
          AND NOT EXISTS (SELECT 1 FROM object_replicas m
                           WHERE m.object_id = a.object_id AND m.node_id = a.node_id)) u
-       ORDER BY u.avoided, random()
+       ORDER BY u.late, u.avoided, random()
        LIMIT p_sample) c) h ON true
-   ORDER BY h.avoided, h.in_flight, h.arriving, random();
+   ORDER BY h.late, h.avoided, h.in_flight, h.arriving, random();
 END
 $$;
 /* [jooq ignore stop] */

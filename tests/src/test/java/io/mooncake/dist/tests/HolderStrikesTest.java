@@ -111,6 +111,47 @@ class HolderStrikesTest {
     assertTrue(seen.size() > ReplicaCatalog.SAMPLE, "the same sample every time: " + seen.size());
   }
 
+  /**
+   * A holder whose heartbeat is late is still a source, after every live one (an overloaded control
+   * plane makes heartbeats late, not nodes dead); one silent longer than {@link
+   * ReplicaCatalog#LAPSED} is not.
+   */
+  @Test
+  void aHolderWithALateHeartbeatComesAfterLiveOnesAndALongSilentOneNotAtAll() {
+    DSLContext dsl = pg.database().dsl();
+    NodeRegistry nodes = new NodeRegistry(dsl);
+    ReplicaCatalog replicas = new ReplicaCatalog(dsl);
+    String live = "10.0.3.1:1";
+    String late = "10.0.3.2:1";
+    String gone = "10.0.3.3:1";
+    String reader = "10.0.3.4:1";
+    for (String n : List.of(live, late, gone, reader)) {
+      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+    for (String holder : List.of(live, late, gone)) {
+      dsl.execute(
+          "INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset) "
+              + "VALUES ('m/o3', ?, 8, 'sha256:cc', '/data/f', 0)",
+          holder);
+    }
+    dsl.execute(
+        "UPDATE nodes SET heartbeat_at = now() - interval '1 minute' WHERE node_id = ?", late);
+    dsl.execute(
+        "UPDATE nodes SET heartbeat_at = now() - make_interval(secs => ?) WHERE node_id = ?",
+        ReplicaCatalog.LAPSED.toSeconds() + 60,
+        gone);
+    for (int i = 0; i < 10; i++) { // ties would otherwise be broken at random
+      assertEquals(
+          List.of(live, late),
+          replicas
+              .sources(null, "m/o3", "sha256:cc", reader, Duration.ofSeconds(10), Duration.ZERO)
+              .holders()
+              .stream()
+              .map(Replica::nodeId)
+              .toList());
+    }
+  }
+
   private static List<String> holders(ReplicaCatalog replicas) {
     return replicas
         .sources(null, "m/o1", "sha256:aa", READER, Duration.ofSeconds(10), Duration.ZERO)

@@ -132,14 +132,16 @@ public final class ReplicaCatalog {
 
   /**
    * Where a copy of {@code objectId} for job {@code jobId} can come from, in one statement (it runs
-   * for every copy). Two kinds of source, other than {@code excludeNode} and live:
+   * for every copy). Two kinds of source, other than {@code excludeNode}:
    *
    * <ul>
-   *   <li>holders: nodes that publish a replica with the expected digest;
+   *   <li>holders: nodes that publish a replica with the expected digest, live ones first and then
+   *       those whose heartbeat is late by less than {@link #LAPSED};
    *   <li>arriving: nodes running a copy of this object for this job right now (row written within
-   *       {@code fresh}) from a source that is itself a holder. They serve what has landed while
-   *       the rest arrives (cut-through relaying). Only pulls from a holder count, so a relay chain
-   *       is at most holder, arriving node, reader: no two nodes can ever wait on each other.
+   *       {@code fresh}) from a source that is itself a holder, and live. They serve what has
+   *       landed while the rest arrives (cut-through relaying). Only pulls from a holder count, so
+   *       a relay chain is at most holder, arriving node, reader: no two nodes can ever wait on
+   *       each other.
    * </ul>
    *
    * At most {@link #SAMPLE} of them (not avoided first, otherwise a random sample), in one order:
@@ -170,6 +172,7 @@ public final class ReplicaCatalog {
             ps.setInt(7, AVOID_AFTER_FAILURES);
             ps.setDouble(8, AVOID_FOR.toSeconds());
             ps.setInt(9, SAMPLE);
+            ps.setDouble(10, LAPSED.toSeconds());
             List<Replica> holders = new ArrayList<>();
             java.util.Set<String> arriving = new java.util.HashSet<>();
             java.util.Set<String> struck = new java.util.HashSet<>();
@@ -247,7 +250,15 @@ public final class ReplicaCatalog {
    * 19). It ranks the sources by load among a random sample of {@link #SAMPLE}, not avoided ones
    * first; its avoidance rule is {@link #AVOIDED}'s, with the same constants passed in.
    */
-  private static final String SOURCES = "SELECT * FROM copy_sources(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String SOURCES = "SELECT * FROM copy_sources(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+  /**
+   * How long a holder whose heartbeat is late stays a source, tried after every live one: a late
+   * heartbeat is no proof of death when the control plane is overloaded (at 1,000 simulated nodes
+   * most heartbeats were late while every node still served, and copies failed "no live node holds
+   * object"); a dead holder costs a copy one failed connection. The masters' default node grace.
+   */
+  public static final Duration LAPSED = Duration.ofMinutes(5);
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
