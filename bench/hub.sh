@@ -17,7 +17,8 @@
 # MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (work dir, default
 # /var/tmp/mooncake-hub-<pid>), KEEP_WORK=1 or KEEP=1 (keep the work dir: model, data dirs, logs),
 # PORT_BASE (default 26080: master, +1 hub, +2 cdn, +21..23 the nodes), PROGRESS_S (seconds
-# between progress lines, default 15). The last line is the summary; exits non-zero when the job
+# between progress lines, default 15), RESTART_SEED_AT_PCT=n (kill -9 the seed once it holds n% of
+# the model and start it again with the same flags: its download must resume with a Range request). The last line is the summary; exits non-zero when the job
 # fails, a file differs or the token leaks. Leaves nothing running and drops its database.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,6 +70,7 @@ PIDS=()
 DB_CREATED=
 cleanup() {
   local rc=$?
+  [ -f "$WORK/seed.pid" ] && PIDS+=("$(cat "$WORK/seed.pid")")
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
   [ -n "$DB_CREATED" ] && { psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true; }
@@ -183,10 +185,12 @@ for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0
 curl -sf "$API/health" >/dev/null || { tail -20 "$WORK/logs/master.log" >&2; fail "master did not come up"; }
 NODE_PIDS=()
 for n in "$SEED" "$F1" "$F2"; do
-  extra=()
-  [ "$n" = "$SEED" ] && extra=(--source-credentials "$WORK/secrets/seed-credentials")
-  "$ROOT/bin/mooncake_client" --node-id "$n" --bind-host 127.0.0.1 --data-dir "$WORK/node-${n##*:}" \
-    --db-url "$DB_URL" "${extra[@]}" > "$WORK/logs/node-${n##*:}.log" 2>&1 & PIDS+=($!); NODE_PIDS+=($!)
+  cmd=("$ROOT/bin/mooncake_client" --node-id "$n" --bind-host 127.0.0.1 --data-dir "$WORK/node-${n##*:}" --db-url "$DB_URL")
+  if [ "$n" = "$SEED" ]; then
+    cmd+=(--source-credentials "$WORK/secrets/seed-credentials")
+    printf '%s\0' "${cmd[@]}" > "$WORK/seed.argv"   # for RESTART_SEED_AT_PCT
+  fi
+  "${cmd[@]}" > "$WORK/logs/node-${n##*:}.log" 2>&1 & PIDS+=($!); NODE_PIDS+=($!)
 done
 export MOONCAKE_MASTER=$API MOONCAKE_API_TOKEN_FILE=$WORK/secrets/api-token
 live_json() { curl -sf -H "Authorization: Bearer $(cat "$WORK/secrets/api-token")" "$API/api/v1/nodes" \
@@ -200,7 +204,8 @@ echo "hub: submitting: seed $SEED, followers $F1 $F2; load $LOAD_BEFORE" >&2
 JOB=$("$ROOT/bin/mooncake" submit --manifest "$WORK/manifest.json" --seed "$SEED" --targets "$F1,$F2" 2> "$WORK/logs/submit.log") \
   || { cat "$WORK/logs/submit.log" >&2; fail "submit failed"; }
 JOB=$(echo "$JOB" | tail -1 | tr -d '[:space:]')
-read -r JOB_S SEED_S STATUS RSS_SEED RSS_F1 RSS_F2 < <(python3 "$ROOT/bench/hub_job.py" "$API" \
+read -r JOB_S SEED_S STATUS RSS_SEED RSS_F1 RSS_F2 < <(SEED_ARGV_FILE=$WORK/seed.argv SEED_LOG=$WORK/logs/node-${SEED##*:}.log \
+  SEED_PID_FILE=$WORK/seed.pid python3 "$ROOT/bench/hub_job.py" "$API" \
   "$WORK/secrets/api-token" "$JOB" "$WORK/snapshot.json" "${NODE_PIDS[@]}")
 [ -n "${STATUS:-}" ] || fail "lost track of job $JOB"
 LOAD_AFTER=$(load)
@@ -236,7 +241,7 @@ echo "  job: POST -> seed staged (hub download)       ${SEED_S} s  $SEED_MIBS Mi
 echo "  job: POST -> completed on 3 nodes             ${JOB_S} s  $MIBS MiB/s per node"
 echo "  served during the job: hub $HUB_B + cdn $CDN_B bytes = ${SERVED_X} x model; cdn range requests $RANGES; token at cdn $LEAKS; unauthorized hub requests $UNAUTH"
 echo "  max RSS: seed $((RSS_SEED / 1024)) MiB, followers $((RSS_F1 / 1024)) / $((RSS_F2 / 1024)) MiB; load before $LOAD_BEFORE, after $LOAD_AFTER"
-echo "hub size_gib=$SIZE_GIB files=$FILES build_s=$BUILD_S seed_download_s=$SEED_S job_s=$JOB_S mib_s_per_node=$MIBS served_x_model=$SERVED_X token_leaks=$LEAKS status=$STATUS verified=$VERIFIED/3"
+echo "hub size_gib=$SIZE_GIB files=$FILES build_s=$BUILD_S seed_download_s=$SEED_S job_s=$JOB_S mib_s_per_node=$MIBS served_x_model=$SERVED_X token_leaks=$LEAKS range_requests=$RANGES seed_restarts=$([ -f "$WORK/seed.pid" ] && echo 1 || echo 0) status=$STATUS verified=$VERIFIED/3"
 [ "$STATUS" = completed ] || { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s.get("last_error")); [print(p["node_id"], p["state"], p.get("last_error")) for p in s["placements"]]' "$WORK/snapshot.json" >&2; tail -20 "$WORK"/logs/node-*.log >&2; exit 1; }
 [ "$VERIFIED" = 3 ] || exit 1
 [ "$LEAKS" = 0 ] || fail "the hub token reached the CDN"
