@@ -86,13 +86,17 @@ public final class JobEvaluator {
         && seedTaskExists
         && facts.releasedObjects() < facts.objectCount()
         && !acquiring.isEmpty()) {
-      actions.add(new Action.ReleaseCopies(acquiring, Math.max(1, followers)));
+      actions.add(new Action.ReleaseCopies(acquiring, followers));
     }
     boolean reused =
         s.reused() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
+    // A replaced seed stays failed, but the job is judged by the placements still meant to stage:
+    // the seed that took over and the followers.
+    List<PlacementView> judged =
+        placements.stream().filter(p -> !facts.formerSeeds().contains(p.nodeId())).toList();
     return new Evaluation(
-        noStepBack(facts.status(), status(phase, reused, placements)),
-        lastError(phase, seedView, placements),
+        noStepBack(facts.status(), status(phase, reused, judged)),
+        lastError(phase, seedView, judged),
         placements,
         actions);
   }
