@@ -95,7 +95,9 @@ public final class JobEvaluator {
     List<PlacementView> judged =
         placements.stream().filter(p -> !facts.formerSeeds().contains(p.nodeId())).toList();
     return new Evaluation(
-        noStepBack(facts.status(), status(phase, reused, judged)),
+        facts.seedTookOver()
+            ? noStepBack(facts.status(), status(phase, reused, judged))
+            : status(phase, reused, judged),
         lastError(phase, seedView, judged),
         placements,
         actions);
@@ -250,8 +252,10 @@ public final class JobEvaluator {
   }
 
   /**
-   * A job never moves back from {@code replicating} to {@code seeding}: after seed reuse, or when a
-   * fallback seed takes over from one that had finished, the new seed's download keeps the status.
+   * A job whose seed was replaced while it was {@code replicating} (its first seed was reused, then
+   * fell back to a download that failed) stays {@code replicating} while the new seed downloads:
+   * the RFC's diagram has no way back to {@code seeding}. Only for a seed that took over; otherwise
+   * such a change stays an error the transition table refuses.
    */
   private static JobStatus noStepBack(JobStatus stored, JobStatus evaluated) {
     return stored == JobStatus.REPLICATING && evaluated == JobStatus.SEEDING

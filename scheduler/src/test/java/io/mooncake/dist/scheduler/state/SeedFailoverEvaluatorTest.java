@@ -146,6 +146,19 @@ class SeedFailoverEvaluatorTest {
   }
 
   @Test
+  void aJobReplicatingWhenItsSeedWasReplacedStaysReplicatingWhileTheNewSeedDownloads() {
+    Evaluation e =
+        eval(
+            JobStatus.REPLICATING,
+            List.of(F1),
+            List.of(SEED),
+            node(SEED, false, MODEL_DOWNLOAD, failed(GONE)),
+            node(F1, true, MODEL_DOWNLOAD, running(1)),
+            node(F2, false, REPLICA_COPY, pending(2)));
+    assertEquals(JobStatus.REPLICATING, e.status());
+  }
+
+  @Test
   void theNewSeedDownloadsWhileTheFollowersGetWhatItPublishesAndTheFormerSeedStaysFailed() {
     Evaluation e =
         eval(
