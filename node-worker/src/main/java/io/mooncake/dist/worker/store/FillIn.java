@@ -74,6 +74,17 @@ final class FillIn {
             shown,
             run.objects().size());
         SourceOpener.Opened opened = sources.open(url, file.sizeBytes(), rules, run.from(), null);
+        if (opened.startsAt() > run.from()) {
+          // SourceOpener answers from the byte asked for or from 0; anything else is a bug here,
+          // and writing those bytes at these offsets would corrupt the file.
+          try {
+            opened.in().close();
+          } catch (IOException e) {
+            log.debug("closing {} failed: {}", shown, e.toString());
+          }
+          throw new StoreException(
+              shown + " answered from byte " + opened.startsAt() + ", not " + run.from(), false);
+        }
         try (InputStream in = opened.in()) {
           skip(in, run.from() - opened.startsAt(), shown);
           for (ObjectPlan o : run.objects()) {

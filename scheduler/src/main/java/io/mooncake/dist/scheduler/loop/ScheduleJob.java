@@ -413,7 +413,9 @@ public final class ScheduleJob {
         .and(TASKS.NODE_ID.eq(a.to()))
         .and(TASKS.TASK_TYPE.eq(TaskType.REPLICA_COPY.name()))
         .and(TASKS.STATE.in(TaskState.PENDING.wire(), TaskState.PROCESSING.wire()))
-        .and(held.isEmpty() ? DSL.trueCondition() : TASKS.OBJECT_ID.notIn(held))
+        // One array bind, not one per object: a large job holds more objects than a statement
+        // can have parameters (65,535).
+        .and(TASKS.OBJECT_ID.ne(DSL.all(held.toArray(String[]::new))))
         .execute();
     TaskPayload download = Payloads.download(manifest, sourceRules(job)).holding(held);
     enqueueOne(tx, jobId, a.to(), TaskType.MODEL_DOWNLOAD, download, DOWNLOAD_ATTEMPTS);
