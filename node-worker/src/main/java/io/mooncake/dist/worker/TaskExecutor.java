@@ -103,10 +103,15 @@ final class TaskExecutor {
    */
   private Outcome download(ClaimedTask task, Progress progress) throws StoreException {
     TaskPayload payload = task.payload();
+    // A seed that took over from a failed one reads only what no live node holds; its replicas
+    // of the held objects come from its copies and are not this task's to withdraw.
+    java.util.Set<String> held =
+        payload.fillsIn() ? java.util.Set.copyOf(payload.held()) : java.util.Set.of();
     List<String> objectIds =
         payload.files().stream()
             .flatMap(f -> f.objects().stream())
             .map(ObjectPlan::objectId)
+            .filter(id -> !held.contains(id))
             .toList();
     // Replicas left by an earlier attempt are withdrawn: the objects it kept are published again
     // only once this attempt has hashed them again (ModelStore's resume), the rest are rewritten.
@@ -141,12 +146,15 @@ final class TaskExecutor {
     for (FilePlan file : payload.files()) {
       String path = store.finalPath(payload.model(), file).toString();
       for (ObjectPlan o : file.objects()) {
+        if (!digests.containsKey(o.objectId())) {
+          continue;
+        }
         publish.add(
             new Replica(
                 o.objectId(), nodeId, o.length(), digests.get(o.objectId()), path, o.offset()));
       }
     }
-    return new Outcome(payload.totalBytes(), result(payload), publish);
+    return new Outcome(payload.bytesToFetch(), result(payload), publish);
   }
 
   /**

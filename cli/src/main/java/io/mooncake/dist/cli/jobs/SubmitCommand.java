@@ -71,6 +71,16 @@ public final class SubmitCommand implements Callable<Integer> {
       description = "Target nodes, comma-separated.")
   List<String> targets;
 
+  @Option(
+      names = "--fallback-seeds",
+      split = ",",
+      paramLabel = "<host:port>",
+      description =
+          "Targets that take over as seed, in this order, when the seed fails (the request's"
+              + " fallback_seeds, an extension beside the RFC's fields). Default: none, and a seed"
+              + " failure fails the job.")
+  List<String> fallbackSeeds;
+
   @Option(names = "--job-id", paramLabel = "<id>", description = "Job id (default: a random UUID).")
   String jobId;
 
@@ -86,6 +96,11 @@ public final class SubmitCommand implements Callable<Integer> {
     ObjectNode request;
     try {
       request = CreateRequest.build(id, readManifest(), seed.strip(), targets);
+      if (fallbackSeeds != null && !fallbackSeeds.isEmpty()) {
+        // The master checks them (targets, not the seed, no duplicates) and names the entry.
+        var list = request.putArray("fallback_seeds");
+        fallbackSeeds.forEach(n -> list.add(n.strip()));
+      }
     } catch (IllegalArgumentException e) {
       throw new ParameterException(
           spec.commandLine(), "--manifest " + manifest + " " + e.getMessage());

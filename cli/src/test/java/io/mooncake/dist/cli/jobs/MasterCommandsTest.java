@@ -110,6 +110,30 @@ class MasterCommandsTest {
   }
 
   @Test
+  void submitWithFallbackSeedsSendsThemInOrder() throws Exception {
+    master.on("POST", JOBS, answer(201, job("job-8", "planned", null, MIB)));
+
+    CliRun run =
+        cli(
+            "submit",
+            "--manifest",
+            manifestFile().toString(),
+            "--seed",
+            "127.0.0.1:25001",
+            "--targets",
+            "127.0.0.1:25002,127.0.0.1:25003",
+            "--fallback-seeds",
+            "127.0.0.1:25003,127.0.0.1:25002",
+            "--job-id",
+            "job-8");
+
+    assertEquals(0, run.exitCode(), run.transcript());
+    JsonNode body = JSON.readTree(master.requests().get(0).body());
+    assertEquals(
+        JSON.readTree("[\"127.0.0.1:25003\", \"127.0.0.1:25002\"]"), body.get("fallback_seeds"));
+  }
+
+  @Test
   void submitWithoutAJobIdSendsARandomUuidAndJsonPrintsTheSnapshot() throws Exception {
     master.on("POST", JOBS, answer(200, job("from-master", "replicating", null, MIB)));
 

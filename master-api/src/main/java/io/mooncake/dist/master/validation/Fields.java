@@ -66,6 +66,12 @@ final class Fields {
     return value == null || value.isNull() ? null : object(value, path(name));
   }
 
+  /** The member as an array, or {@code null} when absent or JSON {@code null}. */
+  ArrayNode optionalArray(String name) {
+    JsonNode value = node.get(name);
+    return value == null || value.isNull() ? null : array(value, path(name));
+  }
+
   /** The member as an integer, or {@code null} when absent or JSON {@code null}. */
   Long optionalLong(String name) {
     JsonNode value = node.get(name);

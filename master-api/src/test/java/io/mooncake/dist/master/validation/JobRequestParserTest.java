@@ -116,6 +116,26 @@ class JobRequestParserTest {
   }
 
   @Test
+  void fallback_seeds_are_parsed_in_order_and_count_towards_the_digest() {
+    ObjectNode withFallback =
+        TestRequests.set(
+            TestRequests.rfc(), "fallback_seeds", NODES.arrayNode().add("127.0.0.1:25002"));
+    ParsedRequest parsed = JobRequestParser.parse(TestRequests.bytes(withFallback));
+    assertEquals(List.of("127.0.0.1:25002"), parsed.request().fallbackSeeds());
+    assertNotEquals(
+        JobRequestParser.parse(TestRequests.bytes(TestRequests.rfc())).canonicalSha256(),
+        parsed.canonicalSha256(),
+        "a re-POST with other fallback seeds is another request (409)");
+    for (JsonNode none : List.of(NODES.nullNode(), NODES.arrayNode())) {
+      ObjectNode request = TestRequests.set(TestRequests.rfc(), "fallback_seeds", none);
+      assertEquals(
+          List.of(), JobRequestParser.parse(TestRequests.bytes(request)).request().fallbackSeeds());
+    }
+    assertEquals(
+        List.of(), JobRequestParser.parse(TestRequests.rfcBytes()).request().fallbackSeeds());
+  }
+
+  @Test
   void an_absent_or_null_replica_policy_leaves_the_replica_count_unset() {
     ObjectNode absent = TestRequests.set(TestRequests.rfc(), "replica_policy", null);
     ObjectNode nullPolicy =

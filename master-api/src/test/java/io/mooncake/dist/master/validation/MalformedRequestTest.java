@@ -470,7 +470,35 @@ class MalformedRequestTest {
             "replica_policy.target_replica_count",
             "2.5",
             "replica_policy.target_replica_count",
-            "must be an integer"));
+            "must be an integer"),
+        // fallback_seeds (extension)
+        rfc(
+            "fallback_seeds",
+            "\"127.0.0.1:25002\"",
+            "fallback_seeds",
+            "must be an array, got a string"),
+        rfc(
+            "fallback_seeds",
+            "[\"127.0.0.1:25002\", \"127.0.0.1:25003\", \"127.0.0.1:25004\"]",
+            "fallback_seeds",
+            "must have at most 2 entries (the number of target_nodes), got 3"),
+        rfc("fallback_seeds", "[25002]", "fallback_seeds[0]", "must be a string, got an integer"),
+        rfc("fallback_seeds", "[\"node1\"]", "fallback_seeds[0]", "must be a host:port node id"),
+        rfc(
+            "fallback_seeds",
+            "[\"127.0.0.1:25003\"]",
+            "fallback_seeds[0]",
+            "must be one of target_nodes, got '127.0.0.1:25003'"),
+        rfc(
+            "fallback_seeds",
+            "[\"127.0.0.1:25001\"]",
+            "fallback_seeds[0]",
+            "must not be the seed_node_id '127.0.0.1:25001' itself"),
+        rfc(
+            "fallback_seeds",
+            "[\"127.0.0.1:25002\", \"127.0.0.1:25002\"]",
+            "fallback_seeds[1]",
+            "duplicate node '127.0.0.1:25002' (same as fallback_seeds[0])"));
   }
 
   @ParameterizedTest(name = "{0}")

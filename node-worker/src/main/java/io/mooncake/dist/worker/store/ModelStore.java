@@ -144,6 +144,9 @@ public final class ModelStore {
    */
   public LinkedHashMap<String, String> download(
       TaskPayload payload, LongConsumer progress, ObjectSink sink) throws StoreException {
+    if (payload.fillsIn()) {
+      return fillIn(payload, progress, sink);
+    }
     LinkedHashMap<String, String> result = new LinkedHashMap<>();
     long before = 0;
     for (FilePlan file : payload.files()) {
@@ -160,6 +163,46 @@ public final class ModelStore {
         before,
         result.size(),
         payload.model());
+    return result;
+  }
+
+  /**
+   * The download of a seed that took over from a failed one: only the objects not {@code held},
+   * into the files' byte ranges, nothing renamed ({@link FillIn}).
+   *
+   * @return object id to digest for the objects read, in manifest order
+   */
+  private LinkedHashMap<String, String> fillIn(
+      TaskPayload payload, LongConsumer progress, ObjectSink sink) throws StoreException {
+    java.util.Set<String> held = java.util.Set.copyOf(payload.held());
+    LinkedHashMap<String, String> result = new LinkedHashMap<>();
+    long fetched = 0;
+    for (FilePlan file : payload.files()) {
+      Map<String, String> digests =
+          FillIn.file(
+              this,
+              sources,
+              publishes,
+              payload.model(),
+              payload.sourcesOrAny(),
+              file,
+              held,
+              fetched,
+              progress,
+              sink);
+      for (ObjectPlan o : file.objects()) {
+        if (digests.containsKey(o.objectId())) {
+          result.put(o.objectId(), digests.get(o.objectId()));
+          fetched += o.length();
+        }
+      }
+    }
+    log.info(
+        "fetched {} bytes, {} object(s) of {} no live node held; {} object(s) held elsewhere",
+        fetched,
+        result.size(),
+        payload.model(),
+        held.size());
     return result;
   }
 

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Which objects of an interrupted download a new attempt may keep, from what its journal recorded
@@ -17,6 +18,11 @@ import java.util.Optional;
  * over the whole file at the end) or a validator from the source to send as {@code If-Range}. The
  * last object is never kept, so a resumed attempt always reads something from the source and the
  * file's end is always checked against it.
+ *
+ * <p>A seed that took over from a failed one (seed failover) has a second rule, {@link #toFetch}:
+ * objects live nodes already hold (it copies them from those nodes, or has them already) are not
+ * read from the source at all; the rest are read as runs of adjacent objects, one range request per
+ * run.
  */
 final class ResumePlan {
   private ResumePlan() {}
@@ -84,6 +90,52 @@ final class ResumePlan {
         List.copyOf(kept),
         was.validator(),
         kept.size() + " of " + inByteOrder.size() + " object(s) recorded by the earlier attempt");
+  }
+
+  /**
+   * A run of adjacent objects to read from the source in one request: bytes {@code from()} to
+   * {@code end()} of the file.
+   */
+  record Run(List<ObjectPlan> objects) {
+    Run {
+      objects = List.copyOf(objects);
+    }
+
+    long from() {
+      return objects.get(0).offset();
+    }
+
+    long end() {
+      ObjectPlan last = objects.get(objects.size() - 1);
+      return last.offset() + last.length();
+    }
+  }
+
+  /**
+   * The held rule (seed failover): the objects of one file, in byte order, that a new seed must
+   * read from the source because no live node holds them, as maximal runs of adjacent objects. An
+   * object in {@code held} is skipped; a run ends before it. Empty objects are never fetched.
+   *
+   * @param inByteOrder the file's objects, tiling it from byte 0 ({@link ObjectLayout})
+   * @param held object ids live nodes hold with the released digest
+   */
+  static List<Run> toFetch(List<ObjectPlan> inByteOrder, Set<String> held) {
+    List<Run> runs = new ArrayList<>();
+    List<ObjectPlan> current = new ArrayList<>();
+    for (ObjectPlan o : inByteOrder) {
+      if (held.contains(o.objectId()) || o.length() == 0) {
+        if (!current.isEmpty()) {
+          runs.add(new Run(current));
+          current = new ArrayList<>();
+        }
+        continue;
+      }
+      current.add(o);
+    }
+    if (!current.isEmpty()) {
+      runs.add(new Run(current));
+    }
+    return List.copyOf(runs);
   }
 
   private static boolean digestIn(String digest, ObjectDigest.Algorithm algorithm) {

@@ -130,4 +130,33 @@ class ResumePlanTest {
         RangeAnswer.problem("bytes 200-349/350", OptionalLong.of(350), 200, 350).isPresent(),
         "a Content-Length other than the range's");
   }
+
+  @Test
+  void theHeldRuleReadsOnlyRunsOfObjectsNoLiveNodeHolds() {
+    var runs = ResumePlan.toFetch(OBJECTS, java.util.Set.of("o1"));
+    assertEquals(2, runs.size());
+    assertEquals(List.of("o0"), runs.get(0).objects().stream().map(ObjectPlan::objectId).toList());
+    assertEquals(0, runs.get(0).from());
+    assertEquals(100, runs.get(0).end());
+    assertEquals(
+        List.of("o2", "o3"), runs.get(1).objects().stream().map(ObjectPlan::objectId).toList());
+    assertEquals(200, runs.get(1).from());
+    assertEquals(350, runs.get(1).end());
+  }
+
+  @Test
+  void theHeldRuleReadsNothingWhenEveryObjectIsHeldAndEverythingWhenNoneIs() {
+    assertTrue(ResumePlan.toFetch(OBJECTS, java.util.Set.of("o0", "o1", "o2", "o3")).isEmpty());
+    var all = ResumePlan.toFetch(OBJECTS, java.util.Set.of());
+    assertEquals(1, all.size());
+    assertEquals(OBJECTS, all.get(0).objects());
+  }
+
+  @Test
+  void theHeldRuleSkipsAHeldPrefixAndSuffix() {
+    var runs = ResumePlan.toFetch(OBJECTS, java.util.Set.of("o0", "o3"));
+    assertEquals(1, runs.size());
+    assertEquals(100, runs.get(0).from());
+    assertEquals(300, runs.get(0).end());
+  }
 }

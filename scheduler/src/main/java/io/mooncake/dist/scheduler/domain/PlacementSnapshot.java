@@ -1,8 +1,8 @@
 package io.mooncake.dist.scheduler.domain;
 
 /**
- * One placement as the RFC's snapshot shows it, plus {@code role} ({@code seed} or {@code
- * follower}) and {@code total_bytes}.
+ * One placement as the RFC's snapshot shows it, plus {@code role} ({@code seed}, {@code follower},
+ * or {@code former_seed} for a seed a fallback seed replaced) and {@code total_bytes}.
  */
 public record PlacementSnapshot(
     String nodeId,

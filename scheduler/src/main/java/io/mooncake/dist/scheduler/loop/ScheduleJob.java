@@ -178,7 +178,15 @@ public final class ScheduleJob {
           JobStatus current = JobStatus.fromWire(job.getStatus());
           Evaluation e =
               JobEvaluator.evaluate(
-                  new JobFacts(current, seed, objectCount, seedHolds, nodes, released));
+                  new JobFacts(
+                      current,
+                      seed,
+                      objectCount,
+                      seedHolds,
+                      nodes,
+                      released,
+                      JobStore.nodeList(job.getFallbackSeeds()),
+                      JobStore.nodeList(job.getReplacedSeeds())));
 
           Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
           for (Action a : e.actions()) {
@@ -251,6 +259,7 @@ public final class ScheduleJob {
               MATERIALIZE_ATTEMPTS);
       case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
+      case Action.FailOver a -> failOver(tx, job, manifest, a);
     }
   }
 
@@ -323,7 +332,7 @@ public final class ScheduleJob {
             .set(TASKS.NODE_ID, nodeId)
             .set(TASKS.TASK_TYPE, type.name())
             .set(TASKS.PAYLOAD, JSONB.valueOf(Json.write(payload)))
-            .set(TASKS.BYTES_TOTAL, payload.totalBytes())
+            .set(TASKS.BYTES_TOTAL, payload.bytesToFetch())
             .set(TASKS.MAX_ATTEMPTS, attempts)
             .onConflictDoNothing()
             .execute();
@@ -331,6 +340,137 @@ public final class ScheduleJob {
       log.info("job {}: enqueued {} for {}", jobId, type, nodeId);
     }
   }
+
+  /**
+   * Seed failover, in the pass's transaction (the job row is locked): {@code a.to()} becomes the
+   * seed and {@code a.from()} is recorded as replaced.
+   *
+   * <ol>
+   *   <li>Objects released to the followers that no node but a replaced seed holds with the
+   *       released digest are withdrawn: their {@code copy_releases} rows are deleted and their
+   *       open copies canceled (a copy waiting on a dead seed would fail for want of a source). The
+   *       new seed publishes them from the source, and the release statement releases them again,
+   *       with its digest, as for any seed.
+   *   <li>The objects a live node other than a replaced seed holds with the released digest are the
+   *       ones the new seed does not read from the source: its download carries them as {@code
+   *       held}, and its copies of them (it was a follower, so it has one per released object)
+   *       stay. Its open copies of every other object are canceled: it downloads those.
+   * </ol>
+   *
+   * Binds of both statements: job id, then the node ids that no longer count as holders.
+   */
+  private static void failOver(
+      DSLContext tx, JobsRecord job, Manifest manifest, Action.FailOver a) {
+    String jobId = job.getJobId();
+    List<String> replaced = new ArrayList<>(JobStore.nodeList(job.getReplacedSeeds()));
+    replaced.add(a.from());
+    String[] notHolders = replaced.toArray(String[]::new);
+    tx.update(JOBS)
+        .set(JOBS.SEED_NODE_ID, a.to())
+        .set(JOBS.REPLACED_SEEDS, Json.write(replaced))
+        .set(JOBS.UPDATED_AT, DSL.currentOffsetDateTime())
+        .where(JOBS.JOB_ID.eq(jobId))
+        .execute();
+    tx.update(PLACEMENTS)
+        .set(PLACEMENTS.IS_SEED, PLACEMENTS.NODE_ID.eq(a.to()))
+        .where(PLACEMENTS.JOB_ID.eq(jobId))
+        .execute();
+    cancelPending(tx, jobId, a.from());
+    int withdrawn =
+        tx.connectionResult(
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(WITHDRAW_ORPHANED_RELEASES)) {
+                ps.setString(1, jobId);
+                ps.setArray(2, c.createArrayOf("text", notHolders));
+                try (ResultSet rs = ps.executeQuery()) {
+                  rs.next();
+                  return rs.getInt(1);
+                }
+              }
+            });
+    List<String> held =
+        tx.connectionResult(
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(HELD_BY_LIVE_NODES)) {
+                ps.setString(1, jobId);
+                ps.setArray(2, c.createArrayOf("text", notHolders));
+                ps.setLong(3, io.mooncake.dist.scheduler.store.NodeRegistry.LIVENESS.toMillis());
+                List<String> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                  while (rs.next()) {
+                    out.add(rs.getString(1));
+                  }
+                }
+                return out;
+              }
+            });
+    tx.update(TASKS)
+        .set(TASKS.STATE, TaskState.CANCELED.wire())
+        .set(TASKS.BYTES_DONE, 0L)
+        .set(TASKS.FINISHED_AT, DSL.currentOffsetDateTime())
+        .set(TASKS.UPDATED_AT, DSL.currentOffsetDateTime())
+        .where(TASKS.JOB_ID.eq(jobId))
+        .and(TASKS.NODE_ID.eq(a.to()))
+        .and(TASKS.TASK_TYPE.eq(TaskType.REPLICA_COPY.name()))
+        .and(TASKS.STATE.in(TaskState.PENDING.wire(), TaskState.PROCESSING.wire()))
+        // One array bind, not one per object: a large job holds more objects than a statement
+        // can have parameters (65,535).
+        .and(TASKS.OBJECT_ID.ne(DSL.all(held.toArray(String[]::new))))
+        .execute();
+    TaskPayload download = Payloads.download(manifest, sourceRules(job)).holding(held);
+    enqueueOne(tx, jobId, a.to(), TaskType.MODEL_DOWNLOAD, download, DOWNLOAD_ATTEMPTS);
+    log.warn(
+        "job {}: seed {} failed; {} is the seed now (fallback seed): it downloads {} of {} bytes,"
+            + " {} object(s) are held by live nodes, {} released object(s) withdrawn until it has"
+            + " them",
+        jobId,
+        a.from(),
+        a.to(),
+        download.bytesToFetch(),
+        download.totalBytes(),
+        held.size(),
+        withdrawn);
+  }
+
+  /** Step 1 of {@link #failOver}; answers how many releases were withdrawn. */
+  private static final String WITHDRAW_ORPHANED_RELEASES =
+      """
+      WITH job AS (SELECT ?::varchar AS job_id, ?::text[] AS not_holders),
+      orphans AS (
+        SELECT c.object_id
+          FROM copy_releases c, job
+         WHERE c.job_id = job.job_id
+           AND NOT EXISTS (
+             SELECT 1 FROM object_replicas r
+              WHERE r.object_id = c.object_id AND r.digest = c.digest
+                AND r.node_id <> ALL (job.not_holders))),
+      gone AS (
+        DELETE FROM copy_releases c
+         USING orphans o, job
+         WHERE c.job_id = job.job_id AND c.object_id = o.object_id
+        RETURNING c.object_id),
+      canceled AS (
+        UPDATE tasks t
+           SET state = 'canceled', bytes_done = 0, finished_at = now(), updated_at = now()
+          FROM gone g, job
+         WHERE t.job_id = job.job_id AND t.task_type = 'REPLICA_COPY' AND t.object_id = g.object_id
+           AND t.state IN ('pending', 'processing')
+        RETURNING t.task_id)
+      SELECT (SELECT count(*) FROM gone)::int, (SELECT count(*) FROM canceled)::int
+      """;
+
+  /** Step 2 of {@link #failOver}: released objects a live node holds with the released digest. */
+  private static final String HELD_BY_LIVE_NODES =
+      """
+      SELECT c.object_id
+        FROM copy_releases c
+       WHERE c.job_id = ?
+         AND EXISTS (
+           SELECT 1 FROM object_replicas r JOIN nodes n ON n.node_id = r.node_id
+            WHERE r.object_id = c.object_id AND r.digest = c.digest
+              AND r.node_id <> ALL (?::text[])
+              AND n.heartbeat_at > now() - ?::bigint * interval '1 millisecond')
+      """;
 
   private static void cancelPending(DSLContext tx, String jobId, String nodeId) {
     var q =

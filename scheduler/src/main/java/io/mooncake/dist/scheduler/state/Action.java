@@ -33,6 +33,15 @@ public sealed interface Action {
   /** The follower holds every object: check and publish its files. */
   record EnqueueMaterialize(String nodeId) implements Action {}
 
+  /**
+   * Seed failover: the seed {@code from} failed and {@code to}, the next fallback seed whose
+   * placement has not failed, becomes the seed. The scheduler records {@code from} as replaced,
+   * withdraws the releases of objects no other node holds (their copies are released again once
+   * {@code to} has them), and gives {@code to} a {@code MODEL_DOWNLOAD} that reads from the source
+   * only the objects no live node holds; {@code to} copies the others like a follower.
+   */
+  record FailOver(String from, String to) implements Action {}
+
   /** Stop the node's tasks of this job that have not started. */
   record CancelPendingTasks(String nodeId) implements Action {}
 }

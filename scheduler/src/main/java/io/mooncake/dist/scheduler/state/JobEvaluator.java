@@ -21,6 +21,11 @@ import java.util.List;
  * seeding}). With every object copied and the seed staged a follower gets a {@code MATERIALIZE}. A
  * final failure of any of them fails that placement only. The job completes when every placement is
  * staged and fails once every placement is terminal and one failed.
+ *
+ * <p>Seed failover (an extension beside the RFC): when the request named fallback seeds, a failed
+ * seed placement does not fail the job while one of them has not failed: the evaluation is then a
+ * single {@link Action.FailOver} to it, and from the next pass that node is the seed (see {@code
+ * fallbackSeed}); the replaced seed stays failed.
  */
 public final class JobEvaluator {
   private JobEvaluator() {}
@@ -32,6 +37,9 @@ public final class JobEvaluator {
     FAILED
   }
 
+  /** The seed's phase and placement, and whether it was reused (MODEL_VERIFY). */
+  private record SeedView(SeedPhase phase, PlacementView view, boolean reused) {}
+
   public static Evaluation evaluate(JobFacts facts) {
     List<Action> actions = new ArrayList<>();
     NodeFacts seed =
@@ -39,50 +47,28 @@ public final class JobEvaluator {
             .filter(NodeFacts::seed)
             .findFirst()
             .orElseThrow(() -> new IllegalArgumentException("job has no seed placement"));
-
-    SeedPhase phase;
-    PlacementView seedView;
-    TaskCounts download = seed.counts(TaskType.MODEL_DOWNLOAD);
-    TaskCounts verify = seed.counts(TaskType.MODEL_VERIFY);
-    if (download.none() && (verify.none() || verify.failed() > 0 || verify.canceled() > 0)) {
-      if (verify.none() && facts.seedHoldsAllObjects()) {
-        actions.add(new Action.EnqueueVerify(seed.nodeId()));
-        phase = SeedPhase.VERIFYING;
-      } else {
-        actions.add(new Action.EnqueueDownload(seed.nodeId()));
-        phase = SeedPhase.SEEDING;
+    SeedView s =
+        facts.seedTookOver() ? fallbackSeed(seed, actions) : originalSeed(seed, facts, actions);
+    if (s.phase() == SeedPhase.FAILED) {
+      String next = nextFallback(facts, seed.nodeId());
+      if (next != null) {
+        return failOver(facts, s.view(), next);
       }
-      seedView = new PlacementView(seed.nodeId(), PlacementState.ACQUIRING, null);
-    } else if (download.none()) {
-      boolean verified = verify.succeeded() > 0;
-      phase = verified ? SeedPhase.READY : SeedPhase.VERIFYING;
-      seedView =
-          new PlacementView(
-              seed.nodeId(), verified ? PlacementState.STAGED : PlacementState.ACQUIRING, null);
-    } else if (download.succeeded() > 0) {
-      phase = SeedPhase.READY;
-      seedView = new PlacementView(seed.nodeId(), PlacementState.STAGED, null);
-    } else if (download.failed() > 0 || download.canceled() > 0) {
-      phase = SeedPhase.FAILED;
-      seedView =
-          new PlacementView(
-              seed.nodeId(),
-              PlacementState.FAILED,
-              download.lastError() != null
-                  ? download.lastError()
-                  : "MODEL_DOWNLOAD did not complete");
-    } else {
-      phase = SeedPhase.SEEDING;
-      seedView = new PlacementView(seed.nodeId(), PlacementState.ACQUIRING, null);
     }
+    SeedPhase phase = s.phase();
+    PlacementView seedView = s.view();
 
     List<PlacementView> placements = new ArrayList<>();
     List<Action.Follower> acquiring = new ArrayList<>();
-    int followers = facts.nodes().size() - 1;
+    int followers = facts.nodes().size() - 1 - facts.formerSeeds().size();
     int k = 0;
     for (NodeFacts node : facts.nodes()) {
       if (node.seed()) {
         placements.add(seedView);
+        continue;
+      }
+      if (facts.formerSeeds().contains(node.nodeId())) {
+        placements.add(formerSeed(node, actions));
         continue;
       }
       int stripe = k++;
@@ -94,7 +80,8 @@ public final class JobEvaluator {
     }
     // Copies are created as their objects are released, from the pass after the one that created
     // the seed's task, in their own transaction: the seed must not wait for a large insert.
-    boolean seedTaskExists = !download.none() || !verify.none();
+    boolean seedTaskExists =
+        !seed.counts(TaskType.MODEL_DOWNLOAD).none() || !seed.counts(TaskType.MODEL_VERIFY).none();
     if (phase != SeedPhase.FAILED
         && seedTaskExists
         && facts.releasedObjects() < facts.objectCount()
@@ -102,12 +89,178 @@ public final class JobEvaluator {
       actions.add(new Action.ReleaseCopies(acquiring, followers));
     }
     boolean reused =
-        !verify.none() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
+        s.reused() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);
+    // A replaced seed stays failed, but the job is judged by the placements still meant to stage:
+    // the seed that took over and the followers.
+    List<PlacementView> judged =
+        placements.stream().filter(p -> !facts.formerSeeds().contains(p.nodeId())).toList();
     return new Evaluation(
-        status(phase, reused, placements),
-        lastError(phase, seedView, placements),
+        facts.seedTookOver()
+            ? noStepBack(facts.status(), status(phase, reused, judged))
+            : status(phase, reused, judged),
+        lastError(phase, seedView, judged),
         placements,
         actions);
+  }
+
+  /** The seed the request named: verify what it holds or download, as the RFC says. */
+  private static SeedView originalSeed(NodeFacts seed, JobFacts facts, List<Action> actions) {
+    TaskCounts download = seed.counts(TaskType.MODEL_DOWNLOAD);
+    TaskCounts verify = seed.counts(TaskType.MODEL_VERIFY);
+    String id = seed.nodeId();
+    boolean reused = !verify.none();
+    if (download.none() && (verify.none() || verify.failed() > 0 || verify.canceled() > 0)) {
+      if (verify.none() && facts.seedHoldsAllObjects()) {
+        actions.add(new Action.EnqueueVerify(id));
+        return new SeedView(
+            SeedPhase.VERIFYING, new PlacementView(id, PlacementState.ACQUIRING, null), true);
+      }
+      actions.add(new Action.EnqueueDownload(id));
+      return new SeedView(
+          SeedPhase.SEEDING, new PlacementView(id, PlacementState.ACQUIRING, null), reused);
+    }
+    if (download.none()) {
+      boolean verified = verify.succeeded() > 0;
+      return new SeedView(
+          verified ? SeedPhase.READY : SeedPhase.VERIFYING,
+          new PlacementView(id, verified ? PlacementState.STAGED : PlacementState.ACQUIRING, null),
+          reused);
+    }
+    if (download.succeeded() > 0) {
+      return new SeedView(
+          SeedPhase.READY, new PlacementView(id, PlacementState.STAGED, null), reused);
+    }
+    if (download.failed() > 0 || download.canceled() > 0) {
+      return new SeedView(
+          SeedPhase.FAILED,
+          new PlacementView(
+              id,
+              PlacementState.FAILED,
+              download.lastError() != null
+                  ? download.lastError()
+                  : "MODEL_DOWNLOAD did not complete"),
+          reused);
+    }
+    return new SeedView(
+        SeedPhase.SEEDING, new PlacementView(id, PlacementState.ACQUIRING, null), reused);
+  }
+
+  /**
+   * A seed that took over from a failed one (seed failover). It was a follower: it keeps the copies
+   * it has and copies the objects live nodes hold, and its {@code MODEL_DOWNLOAD} reads only the
+   * others from the source into the same partial files, renaming nothing. Once that download and
+   * every copy succeeded, its own {@code MATERIALIZE} checks and renames the files, and then it is
+   * staged (and followers may materialize, as with any seed). Any of them failing fails it, and the
+   * next fallback seed, if any, takes over.
+   */
+  private static SeedView fallbackSeed(NodeFacts seed, List<Action> actions) {
+    TaskCounts download = seed.counts(TaskType.MODEL_DOWNLOAD);
+    TaskCounts copies = seed.counts(TaskType.REPLICA_COPY);
+    TaskCounts materialize = seed.counts(TaskType.MATERIALIZE);
+    String id = seed.nodeId();
+    if (materialize.succeeded() > 0) {
+      return new SeedView(
+          SeedPhase.READY, new PlacementView(id, PlacementState.STAGED, null), false);
+    }
+    String error = null;
+    if (download.failed() > 0 || download.canceled() > 0) {
+      error =
+          download.lastError() != null ? download.lastError() : "MODEL_DOWNLOAD did not complete";
+    } else if (copies.failed() > 0) {
+      error = copies.lastError();
+    } else if (materialize.failed() > 0) {
+      error = materialize.lastError();
+    }
+    if (error != null) {
+      if (copies.open() + download.open() + materialize.open() > 0) {
+        actions.add(new Action.CancelPendingTasks(id));
+      }
+      return new SeedView(
+          SeedPhase.FAILED, new PlacementView(id, PlacementState.FAILED, error), false);
+    }
+    if (download.succeeded() > 0 && copies.open() == 0 && materialize.none()) {
+      actions.add(new Action.EnqueueMaterialize(id));
+    }
+    return new SeedView(
+        SeedPhase.SEEDING, new PlacementView(id, PlacementState.ACQUIRING, null), false);
+  }
+
+  /** A seed a fallback replaced: failed for good, with the error that failed it. */
+  private static PlacementView formerSeed(NodeFacts node, List<Action> actions) {
+    int open = 0;
+    String error = null;
+    for (TaskType type : TaskType.values()) {
+      TaskCounts c = node.counts(type);
+      open += c.open();
+      if (error == null && c.failed() > 0) {
+        error = c.lastError();
+      }
+    }
+    if (open > 0) {
+      actions.add(new Action.CancelPendingTasks(node.nodeId()));
+    }
+    return new PlacementView(
+        node.nodeId(),
+        PlacementState.FAILED,
+        error != null ? error : "replaced as seed by a fallback seed");
+  }
+
+  /**
+   * The first fallback seed, in the request's order, that has not been the seed and whose placement
+   * has not failed; null when none is left (then the seed's failure fails the job, as the RFC
+   * says).
+   */
+  private static String nextFallback(JobFacts facts, String failedSeed) {
+    for (String candidate : facts.fallbackSeeds()) {
+      if (candidate.equals(failedSeed) || facts.formerSeeds().contains(candidate)) {
+        continue;
+      }
+      for (NodeFacts node : facts.nodes()) {
+        if (node.nodeId().equals(candidate)
+            && follower(node, SeedPhase.SEEDING, failedSeed, facts.objectCount(), new ArrayList<>())
+                    .state()
+                != PlacementState.FAILED) {
+          return candidate;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The pass that hands the seed role to {@code next}: the failed seed's placement fails with its
+   * error, every other placement keeps its state, and the job keeps its status (the next pass
+   * evaluates the job with its new seed).
+   */
+  private static Evaluation failOver(JobFacts facts, PlacementView failedSeed, String next) {
+    List<PlacementView> placements = new ArrayList<>();
+    List<Action> ignored = new ArrayList<>();
+    for (NodeFacts node : facts.nodes()) {
+      if (node.seed()) {
+        placements.add(failedSeed);
+      } else if (facts.formerSeeds().contains(node.nodeId())) {
+        placements.add(formerSeed(node, ignored));
+      } else {
+        placements.add(
+            follower(node, SeedPhase.SEEDING, failedSeed.nodeId(), facts.objectCount(), ignored));
+      }
+    }
+    JobStatus status =
+        facts.status() == JobStatus.REPLICATING ? JobStatus.REPLICATING : JobStatus.SEEDING;
+    return new Evaluation(
+        status, null, placements, List.of(new Action.FailOver(failedSeed.nodeId(), next)));
+  }
+
+  /**
+   * A job whose seed was replaced while it was {@code replicating} (its first seed was reused, then
+   * fell back to a download that failed) stays {@code replicating} while the new seed downloads:
+   * the RFC's diagram has no way back to {@code seeding}. Only for a seed that took over; otherwise
+   * such a change stays an error the transition table refuses.
+   */
+  private static JobStatus noStepBack(JobStatus stored, JobStatus evaluated) {
+    return stored == JobStatus.REPLICATING && evaluated == JobStatus.SEEDING
+        ? JobStatus.REPLICATING
+        : evaluated;
   }
 
   private static PlacementView follower(

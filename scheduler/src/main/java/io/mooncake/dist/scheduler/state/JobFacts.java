@@ -12,6 +12,10 @@ import java.util.List;
  *     (consulted only before any seed task exists)
  * @param nodes one entry per target node, the seed among them
  * @param releasedObjects objects whose copies exist already (released to the followers)
+ * @param fallbackSeeds the fallback seeds the request named, in order (seed failover; empty: a seed
+ *     failure fails the job)
+ * @param formerSeeds the seeds replaced so far by a fallback seed, oldest first; the current seed
+ *     is a former follower when this is not empty
  */
 public record JobFacts(
     JobStatus status,
@@ -19,9 +23,37 @@ public record JobFacts(
     int objectCount,
     boolean seedHoldsAllObjects,
     List<NodeFacts> nodes,
-    int releasedObjects) {
+    int releasedObjects,
+    List<String> fallbackSeeds,
+    List<String> formerSeeds) {
   public JobFacts {
     nodes = List.copyOf(nodes);
+    fallbackSeeds = List.copyOf(fallbackSeeds);
+    formerSeeds = List.copyOf(formerSeeds);
+  }
+
+  /** Facts of a job without fallback seeds. */
+  public JobFacts(
+      JobStatus status,
+      String seedNodeId,
+      int objectCount,
+      boolean seedHoldsAllObjects,
+      List<NodeFacts> nodes,
+      int releasedObjects) {
+    this(
+        status,
+        seedNodeId,
+        objectCount,
+        seedHoldsAllObjects,
+        nodes,
+        releasedObjects,
+        List.of(),
+        List.of());
+  }
+
+  /** Whether the current seed took over from a failed one. */
+  public boolean seedTookOver() {
+    return !formerSeeds.isEmpty();
   }
 
   /** Facts of a job none of whose objects has been released yet. */

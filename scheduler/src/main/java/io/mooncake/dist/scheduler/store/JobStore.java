@@ -84,6 +84,11 @@ public final class JobStore {
                       sources == null
                           ? null
                           : io.mooncake.dist.scheduler.domain.Json.write(sources))
+                  .set(
+                      JOBS.FALLBACK_SEEDS,
+                      request.fallbackSeeds().isEmpty()
+                          ? null
+                          : io.mooncake.dist.scheduler.domain.Json.write(request.fallbackSeeds()))
                   .onConflictDoNothing()
                   .execute();
           if (inserted == 0) {
@@ -208,6 +213,7 @@ public final class JobStore {
         .fetch()
         .forEach(r -> bytes.put(r.value1(), r.value2()));
     long total = job.getTotalSizeBytes();
+    List<String> replaced = nodeList(job.getReplacedSeeds());
     List<PlacementSnapshot> placements =
         dsl.selectFrom(PLACEMENTS)
             .where(PLACEMENTS.JOB_ID.eq(jobId))
@@ -224,7 +230,7 @@ public final class JobStore {
                       staged_bytes,
                       p.getChecksumVerified(),
                       p.getLastError(),
-                      p.getIsSeed() ? "seed" : "follower",
+                      role(p.getNodeId(), job.getSeedNodeId(), replaced),
                       total);
                 });
     return Optional.of(
@@ -238,7 +244,32 @@ public final class JobStore {
             total,
             job.getIntegrity(),
             job.getCreatedAt().toString(),
-            job.getUpdatedAt().toString()));
+            job.getUpdatedAt().toString(),
+            seedHistory(job),
+            nodeList(job.getFallbackSeeds())));
+  }
+
+  /** {@code seed}, {@code former_seed} (replaced by a fallback seed) or {@code follower}. */
+  private static String role(String nodeId, String seed, List<String> replaced) {
+    if (nodeId.equals(seed)) {
+      return "seed";
+    }
+    return replaced.contains(nodeId) ? "former_seed" : "follower";
+  }
+
+  /** Every node that has been the job's seed, in order, the current seed last. */
+  public static List<String> seedHistory(JobsRecord job) {
+    List<String> history = new ArrayList<>(nodeList(job.getReplacedSeeds()));
+    history.add(job.getSeedNodeId());
+    return history;
+  }
+
+  /** A JSON array of node ids as stored in {@code jobs} (V011); NULL is the empty list. */
+  public static List<String> nodeList(String json) {
+    if (json == null) {
+      return List.of();
+    }
+    return List.of(io.mooncake.dist.scheduler.domain.Json.read(json, String[].class));
   }
 
   /** True when the job exists and is in one of the given states. */
