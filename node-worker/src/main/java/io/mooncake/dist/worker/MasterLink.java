@@ -48,7 +48,6 @@ final class MasterLink implements AutoCloseable {
   private final NodeSignature signature;
   private final String nodeId;
   private final Runnable onWake;
-  private final HttpClient http = HTTP;
   private final Duration heartbeatTimeout;
   private volatile int current;
   private volatile boolean listening;
@@ -210,7 +209,7 @@ final class MasterLink implements AutoCloseable {
             : request
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Override

@@ -348,7 +348,13 @@ final class TaskExecutor {
       Progress progress)
       throws TaskFailure, StoreException {
     if (holders.isEmpty()) {
-      throw new TaskFailure("no live node holds object " + object.objectId(), true);
+      throw new TaskFailure(
+          "no node holds object "
+              + object.objectId()
+              + " (none live, none heard from within "
+              + ReplicaCatalog.LAPSED.toMinutes()
+              + " min)",
+          true);
     }
     String lastError = null;
     // Bytes of the object already in our file from a fetch that broke off: the next holder sends

@@ -262,20 +262,18 @@ public final class ReplicaCatalog {
 
   /**
    * Whether a node is currently avoided as a copy source: {@value #AVOID_AFTER_FAILURES} failures
-   * in a row, the last within {@link #AVOID_FOR}. One expression for {@link #sources}' order and
-   * for what {@code GET /api/v1/nodes} reports, so the two cannot disagree.
+   * in a row, the last within {@link #AVOID_FOR}; what {@code GET /api/v1/nodes} reports. The
+   * lookup's function ({@code copy_sources}, V012) spells the same rule in SQL with these constants
+   * passed in; {@code HolderStrikesTest} checks that the two agree.
    */
-  static final org.jooq.Field<Boolean> AVOIDED = avoidedField();
-
-  private static org.jooq.Field<Boolean> avoidedField() {
-    return DSL.field(
-        "coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)",
-        Boolean.class,
-        NODES.SERVE_FAILURES,
-        DSL.inline(AVOID_AFTER_FAILURES),
-        NODES.SERVE_FAILED_AT,
-        DSL.inline(AVOID_FOR.toSeconds()));
-  }
+  static final org.jooq.Field<Boolean> AVOIDED =
+      DSL.field(
+          "coalesce({0} >= {1} AND {2} > now() - make_interval(secs => {3}), false)",
+          Boolean.class,
+          NODES.SERVE_FAILURES,
+          DSL.inline(AVOID_AFTER_FAILURES),
+          NODES.SERVE_FAILED_AT,
+          DSL.inline(AVOID_FOR.toSeconds()));
 
   /** A copy from {@code holder} failed: one more strike, and the error an operator will see. */
   public void holderFailed(String holder, String error) {
