@@ -33,7 +33,8 @@
 # Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
 #   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
-#   PG_PORT (55432), PG_MAX_CONNECTIONS (100), BOUNCER_PORT (56432), BOUNCER_POOL (80),
+#   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
+#   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (80),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
@@ -98,7 +99,7 @@ echo "fleet: private PostgreSQL on 127.0.0.1:$PG_PORT (max_connections $PG_MAX_C
 mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
 runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg" -U postgres -A trust >/dev/null
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -l "$WORK/pg/log" -w \
-  -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=$PG_MAX_CONNECTIONS -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on" start >/dev/null
+  -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=$PG_MAX_CONNECTIONS -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on ${PG_OPTS:-}" start >/dev/null
 PG_PID=$(head -1 "$WORK/pg/postmaster.pid")
 psql() { command psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 

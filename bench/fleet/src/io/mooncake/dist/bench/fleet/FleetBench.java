@@ -243,7 +243,7 @@ public final class FleetBench {
       long x3 = meter.transactions();
       System.err.print(
           "fleet: statements during the job, most called:\n"
-              + PgMeter.top(jobBefore, meter.perStatement(), 10));
+              + PgMeter.top(jobBefore, meter.perStatement(), 24));
       copies =
           meter.rows(
               "SELECT count(*) FROM tasks WHERE job_id = '"

@@ -80,13 +80,16 @@ final class PgMeter implements AutoCloseable {
         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s"
             + " WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
             + " AND s.query !~* '^\\s*(begin|commit|rollback|start transaction)'"
-            + " AND s.query NOT LIKE '%pg\\_stat%'");
+            + " AND s.query NOT LIKE '%pg\\_stat%' AND s.toplevel");
   }
 
-  /** One statement text's counters: calls, and Postgres time planning and executing it. */
-  record Stat(long calls, double planMs, double execMs) {
+  /**
+   * One statement text's counters: calls, plans made (a statement inside a function reuses its
+   * plan until something invalidates it), and Postgres time planning and executing it.
+   */
+  record Stat(long calls, long plans, double planMs, double execMs) {
     Stat minus(Stat o) {
-      return new Stat(calls - o.calls, planMs - o.planMs, execMs - o.execMs);
+      return new Stat(calls - o.calls, plans - o.plans, planMs - o.planMs, execMs - o.execMs);
     }
   }
 
@@ -101,16 +104,19 @@ final class PgMeter implements AutoCloseable {
     try (Statement st = c.createStatement();
         ResultSet rs =
             st.executeQuery(
-                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), sum(calls),"
-                    + " sum(total_plan_time), sum(total_exec_time)"
+                "SELECT CASE WHEN s.toplevel THEN '' ELSE '(nested) ' END"
+                    + " || left(regexp_replace(query, '\\s+', ' ', 'g'), 90), sum(calls),"
+                    + " sum(plans), sum(total_plan_time), sum(total_exec_time)"
                     + " FROM pg_stat_statements s"
                     + " WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
                     + " AND s.query NOT LIKE '%pg\\_stat%' GROUP BY 1")) {
       while (rs.next()) {
         m.merge(
             rs.getString(1),
-            new Stat(rs.getLong(2), rs.getDouble(3), rs.getDouble(4)),
-            (x, y) -> new Stat(x.calls + y.calls, x.planMs + y.planMs, x.execMs + y.execMs));
+            new Stat(rs.getLong(2), rs.getLong(3), rs.getDouble(4), rs.getDouble(5)),
+            (x, y) ->
+                new Stat(
+                    x.calls + y.calls, x.plans + y.plans, x.planMs + y.planMs, x.execMs + y.execMs));
       }
     }
     return m;
@@ -122,14 +128,14 @@ final class PgMeter implements AutoCloseable {
    */
   static String top(java.util.Map<String, Stat> before, java.util.Map<String, Stat> after, int n) {
     StringBuilder b = new StringBuilder();
-    b.append(String.format("fleet:      calls   plan ms   exec ms  statement%n"));
+    b.append(String.format("fleet:      calls     plans   plan ms   exec ms  statement%n"));
     java.util.List<java.util.Map.Entry<String, Stat>> delta =
         after.entrySet().stream()
             .map(
                 e ->
                     java.util.Map.entry(
                         e.getKey(),
-                        e.getValue().minus(before.getOrDefault(e.getKey(), new Stat(0, 0, 0)))))
+                        e.getValue().minus(before.getOrDefault(e.getKey(), new Stat(0, 0, 0, 0)))))
             .filter(e -> e.getValue().calls() > 0)
             .sorted((x, y) -> Long.compare(y.getValue().calls(), x.getValue().calls()))
             .toList();
@@ -139,15 +145,17 @@ final class PgMeter implements AutoCloseable {
             e ->
                 b.append(
                     String.format(
-                        "fleet:   %8d  %8.0f  %8.0f  %s%n",
+                        "fleet:   %8d  %8d  %8.0f  %8.0f  %s%n",
                         e.getValue().calls(),
+                        e.getValue().plans(),
                         e.getValue().planMs(),
                         e.getValue().execMs(),
                         e.getKey())));
     b.append(
         String.format(
-            "fleet:   %8d  %8.0f  %8.0f  (all statements)%n",
+            "fleet:   %8d  %8d  %8.0f  %8.0f  (all statements)%n",
             delta.stream().mapToLong(e -> e.getValue().calls()).sum(),
+            delta.stream().mapToLong(e -> e.getValue().plans()).sum(),
             delta.stream().mapToDouble(e -> e.getValue().planMs()).sum(),
             delta.stream().mapToDouble(e -> e.getValue().execMs()).sum()));
     return b.toString();

@@ -71,12 +71,14 @@ class HolderStrikesTest {
   }
 
   /**
-   * A lookup ranks a bounded random sample of the holders by load, not all of them (issue 19: at a
-   * thousand holders, one in-flight count each made every copy's lookup O(N)); the sample prefers
-   * holders that are not avoided, and differs from lookup to lookup.
+   * A lookup reads a bounded window of the holders, not all of them (issue 19: at a thousand
+   * holders, reading and ranking each made every copy's lookup O(N)): the {@link
+   * ReplicaCatalog#SAMPLE} holders after the asking node in node-id order, wrapping around (V015).
+   * Askers all around the ring see different windows, which together cover every holder; an avoided
+   * holder in a window is ranked last.
    */
   @Test
-  void aLookupRanksABoundedSampleOfManyHoldersNotAvoidedFirst() {
+  void aLookupReadsABoundedWindowOfManyHoldersOnARing() {
     DSLContext dsl = pg.database().dsl();
     NodeRegistry nodes = new NodeRegistry(dsl);
     ReplicaCatalog replicas = new ReplicaCatalog(dsl);
@@ -90,25 +92,42 @@ class HolderStrikesTest {
               + "VALUES ('m/o2', ?, 8, 'sha256:bb', '/data/f', 0)",
           n);
     }
-    String avoided = "10.0.2.0:1";
+    // The ring in the database's own order (its collation, which the lookup's range scans use).
+    List<String> ring =
+        dsl.fetch("SELECT node_id FROM object_replicas WHERE object_id = 'm/o2' ORDER BY node_id")
+            .getValues(0, String.class);
+    String avoided = ring.get(1);
     for (int i = 0; i < 3; i++) {
       replicas.holderFailed(avoided, "failure " + i);
     }
-    java.util.Set<String> seen = new java.util.HashSet<>();
-    for (int i = 0; i < 10; i++) {
-      List<String> sample =
-          replicas
-              .sources(null, "m/o2", "sha256:bb", READER, Duration.ofSeconds(10), Duration.ZERO)
-              .holders()
-              .stream()
-              .map(Replica::nodeId)
-              .toList();
-      assertEquals(ReplicaCatalog.SAMPLE, sample.size());
-      assertEquals(ReplicaCatalog.SAMPLE, new java.util.HashSet<>(sample).size());
-      assertFalse(sample.contains(avoided), "an avoided holder sampled while others are fine");
-      seen.addAll(sample);
+    List<String> sample = window(replicas, READER);
+    assertEquals(ReplicaCatalog.SAMPLE, sample.size());
+    assertEquals(
+        new java.util.HashSet<>(ring.subList(0, ReplicaCatalog.SAMPLE)),
+        new java.util.HashSet<>(sample),
+        "the holders after the asker, in node-id order");
+    assertEquals(avoided, sample.get(sample.size() - 1), "an avoided holder is the last resort");
+
+    // An asker near the end of the ring wraps around to its start, and skips itself.
+    String late = ring.get(many - 3);
+    java.util.Set<String> wrapped = new java.util.HashSet<>(ring.subList(many - 2, many));
+    wrapped.addAll(ring.subList(0, ReplicaCatalog.SAMPLE - 2));
+    assertEquals(wrapped, new java.util.HashSet<>(window(replicas, late)));
+
+    java.util.Set<String> covered = new java.util.HashSet<>();
+    for (String asker : ring) {
+      covered.addAll(window(replicas, asker));
     }
-    assertTrue(seen.size() > ReplicaCatalog.SAMPLE, "the same sample every time: " + seen.size());
+    assertEquals(new java.util.HashSet<>(ring), covered, "some holder is in nobody's window");
+  }
+
+  private static List<String> window(ReplicaCatalog replicas, String asker) {
+    return replicas
+        .sources(null, "m/o2", "sha256:bb", asker, Duration.ofSeconds(10), Duration.ZERO)
+        .holders()
+        .stream()
+        .map(Replica::nodeId)
+        .toList();
   }
 
   /**

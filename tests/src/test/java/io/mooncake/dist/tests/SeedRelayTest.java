@@ -167,7 +167,7 @@ class SeedRelayTest {
     assertFalse(
         queue.defer(first.taskId(), "someone-else", Duration.ofMillis(100)),
         "a lost lease cannot defer");
-    assertTrue(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMillis(300)));
+    assertTrue(queue.defer(first.taskId(), DEFERRER + "/w", Duration.ofMinutes(1)));
     var row = dsl().selectFrom(TASKS).where(TASKS.TASK_ID.eq(first.taskId())).fetchOne();
     assertEquals("pending", row.getState());
     assertEquals(0, row.getAttempts(), "a wait is not an attempt");

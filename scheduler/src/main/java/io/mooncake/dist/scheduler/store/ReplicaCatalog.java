@@ -144,14 +144,16 @@ public final class ReplicaCatalog {
    *       each other.
    * </ul>
    *
-   * At most {@link #SAMPLE} of them (not avoided first, otherwise a random sample), in one order:
-   * sources not currently avoided first (see {@link #AVOIDED}), then least busy (fewest copies
-   * currently reading from them, so no single uplink carries more than its share), holders before
-   * arriving nodes at equal load, ties at random. Also the job's seed, its number of followers, and
-   * whether a node other than {@code excludeNode} is pulling this object from that seed right now
-   * (as for arriving nodes, a stalled pull does not count). Constant SQL on plain JDBC, like the
-   * claim: rendering it with jOOQ for every copy cost more client CPU than running it, and kept the
-   * JIT busy compiling the renderer on every node.
+   * At most {@link #SAMPLE} of them, in one order: the first {@link #SAMPLE} holders and the first
+   * {@link #SAMPLE} arriving nodes after {@code excludeNode} in node-id order (a ring, wrapping
+   * around), of which {@link #SAMPLE} are kept (on time and not avoided first, otherwise at
+   * random), ordered: late holders last, sources not currently avoided first (see {@link
+   * #AVOIDED}), then least busy (fewest copies currently reading from them, so no single uplink
+   * carries more than its share), holders before arriving nodes at equal load, ties at random. Also
+   * the job's seed, its number of followers, and whether a node other than {@code excludeNode} is
+   * pulling this object from that seed right now (as for arriving nodes, a stalled pull does not
+   * count). Constant SQL on plain JDBC, like the claim: rendering it with jOOQ for every copy cost
+   * more client CPU than running it, and kept the JIT busy compiling the renderer on every node.
    */
   public CopySources sources(
       String jobId,
@@ -221,8 +223,9 @@ public final class ReplicaCatalog {
    * filePath} is null for an arriving node), which of them are still receiving the object, which
    * have serve failures on record (a good copy from them clears those, see {@link #holderServed};
    * the others need no write), the job's seed, whether its pull of this object is taken, how many
-   * followers the job has (targets other than the seed), and whether the asking node itself
-   * publishes a replica with the expected digest (an earlier job staged it).
+   * followers the job has (targets other than the seed), counted up to 2 (the worker only asks
+   * whether there is more than one), and whether the asking node itself publishes a replica with
+   * the expected digest (an earlier job staged it).
    */
   public record CopySources(
       List<Replica> holders,
@@ -234,21 +237,23 @@ public final class ReplicaCatalog {
       boolean heldHere) {}
 
   /**
-   * How many live sources (holders and arriving nodes, not avoided ones first, otherwise at random)
-   * a copy's lookup ranks by load: counting every holder's copies in flight made the lookup O(N)
-   * per copy, N² per object, at a thousand nodes (issue 19). The least busy of a random sample of
-   * 32 balances uplinks about as well ("power of d choices"); with fewer sources, all of them
-   * count.
+   * How many live sources (holders and arriving nodes) a copy's lookup reads and ranks by load:
+   * reading every holder made the lookup O(N) per copy, N² per object, at a thousand nodes (issue
+   * 19). Each asking node reads the next {@code SAMPLE} holders after itself in node-id order (a
+   * ring, V015), so every holder sits in about {@code SAMPLE} nodes' windows; the least busy of 32
+   * balances uplinks about as well as the least busy of all ("power of d choices"); with fewer
+   * sources, all of them count.
    */
   public static final int SAMPLE = 32;
 
   /**
    * Always one row per source, or one row of nulls (but the seed's answers) when there is none. The
-   * query is the database function {@code copy_sources} (migration V012): PL/pgSQL keeps its plan
-   * for the life of the server connection, where a statement sent through a transaction-mode pooler
-   * (no server-side prepared statements) was planned on every copy, 4.8 ms each at 100 nodes (issue
-   * 19). It ranks the sources by load among a random sample of {@link #SAMPLE}, not avoided ones
-   * first; its avoidance rule is {@link #AVOIDED}'s, with the same constants passed in.
+   * query is the database function {@code copy_sources} (migration V012, bounded by V015): PL/pgSQL
+   * keeps its plan for the life of the server connection, where a statement sent through a
+   * transaction-mode pooler (no server-side prepared statements) was planned on every copy, 4.8 ms
+   * each at 100 nodes (issue 19). It ranks the sources by load among a random sample of {@link
+   * #SAMPLE}, not avoided ones first; its avoidance rule is {@link #AVOIDED}'s, with the same
+   * constants passed in.
    */
   private static final String SOURCES = "SELECT * FROM copy_sources(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
