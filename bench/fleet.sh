@@ -32,6 +32,8 @@
 #
 # Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
+#   PGBOUNCER (the pgbouncer binary; default Debian's, 1.18, installed when missing; from 1.21 on the
+#   nodes keep prepared statements through it, e.g. PGBOUNCER=$(bench/pgbouncer-newer.sh)),
 #   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
 #   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (80),
@@ -80,7 +82,8 @@ if [ "$POOLER" = pgbouncer ]; then
   export CLIENT_LISTEN=${CLIENT_LISTEN:-0} CLIENT_MIGRATE=${CLIENT_MIGRATE:-0} CLIENT_MASTER_LINK=${CLIENT_MASTER_LINK:-1}
 fi
 export CLIENT_MASTER_LINK=${CLIENT_MASTER_LINK:-0}
-if [ "$POOLER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
+PGBOUNCER=${PGBOUNCER:-pgbouncer}
+if [ "$POOLER" = pgbouncer ] && [ "$PGBOUNCER" = pgbouncer ] && ! command -v pgbouncer >/dev/null; then
   echo "installing pgbouncer (Debian)" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >/dev/null
 fi
@@ -104,6 +107,13 @@ PG_PID=$(head -1 "$WORK/pg/postmaster.pid")
 psql() { command psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 if [ "$POOLER" = pgbouncer ]; then
+  PGB_VERSION=$("$PGBOUNCER" --version | head -1 | awk '{print $2}')
+  # 1.21+ keeps protocol-level prepared statements in transaction mode: nodes may prepare
+  # (pgjdbc's default prepareThreshold). Before it, every statement is sent unprepared.
+  PGB_PREPARED=0 PGB_EXTRA=""
+  if printf '1.21\n%s\n' "$PGB_VERSION" | sort -V -C; then
+    PGB_PREPARED=1 PGB_EXTRA="max_prepared_statements = 200"
+  fi
   cat > "$WORK/pgbouncer.ini" <<INI
 [databases]
 * = host=127.0.0.1 port=$PG_PORT user=postgres
@@ -118,25 +128,27 @@ max_client_conn = 15000
 max_db_connections = $BOUNCER_POOL
 server_reset_query =
 ignore_startup_parameters = extra_float_digits,options
+$PGB_EXTRA
 logfile = $WORK/pgb/pgbouncer.log
 pidfile = $WORK/pgb/pgbouncer.pid
 INI
   mkdir -p "$WORK/pgb" && chown postgres "$WORK/pgb" "$WORK/pgbouncer.ini"
   # exec: the PID kept is pgbouncer's own, so the cleanup stops it.
-  runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec pgbouncer $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
+  runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec $PGBOUNCER $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
   for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
   (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
 fi
 
 echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms, master link $CLIENT_MASTER_LINK" >&2
-echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER${PGB_VERSION:+ $PGB_VERSION$([ "${PGB_PREPARED:-0}" = 1 ] && echo ", prepared statements" || echo ", prepareThreshold=0")}; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for N in $NS; do
   DB=fleet_$N
   psql -d postgres -c "CREATE DATABASE $DB"
   psql -d "$DB" -c "CREATE EXTENSION pg_stat_statements"
   DIRECT="jdbc:postgresql://127.0.0.1:$PG_PORT/$DB?user=postgres"
   if [ "$POOLER" = pgbouncer ]; then
-    NODE_URL="jdbc:postgresql://127.0.0.1:$BOUNCER_PORT/$DB?user=postgres&prepareThreshold=0"
+    NODE_URL="jdbc:postgresql://127.0.0.1:$BOUNCER_PORT/$DB?user=postgres"
+    [ "$PGB_PREPARED" = 1 ] || NODE_URL="$NODE_URL&prepareThreshold=0"
   else
     NODE_URL=$DIRECT
   fi
