@@ -641,20 +641,30 @@ public final class TaskQueue {
    * within N s of the job's creation"), so the evaluator fails the placement instead of waiting for
    * the node forever. A running attempt is recorded as failed.
    *
+   * <p>The silent placements are found first ({@code MATERIALIZED}: one row per placement), and
+   * only their tasks are read, whatever the planner believes about the tasks table: with no node
+   * silent (the usual tick) the tasks are not read at all. At 1,000 simulated nodes (256,000 open
+   * copies) the one-join form took 537 ms a call on average, every loop tick of each master, the
+   * most Postgres time of any statement in that job (issue 19; on an overloaded machine, so partly
+   * waiting for a CPU); on a quiet database of that shape, 2.8 ms against 1.4 ms for this form.
+   *
    * @return how many tasks were failed
    */
   public int failTasksOfGoneNodes(Duration grace) {
     long seconds = Math.max(0, grace.toSeconds());
     return dsl.resultQuery(
             """
-        WITH gone AS (
-          SELECT t.task_id, t.state AS was, n.node_id IS NULL AS never
+        WITH silent AS MATERIALIZED (
+          SELECT p.job_id, p.node_id, n.node_id IS NULL AS never
             FROM jobs j
             JOIN placements p ON p.job_id = j.job_id AND p.state IN ('planned', 'acquiring')
             LEFT JOIN nodes n ON n.node_id = p.node_id
-            JOIN tasks t ON t.job_id = p.job_id AND t.node_id = p.node_id AND t.state IN ('pending', 'processing')
            WHERE j.status IN ('planned', 'seeding', 'replicating')
-             AND coalesce(n.heartbeat_at, j.created_at) < now() - make_interval(secs => ?)
+             AND coalesce(n.heartbeat_at, j.created_at) < now() - make_interval(secs => ?)),
+        gone AS (
+          SELECT t.task_id, t.state AS was, s.never
+            FROM silent s
+            JOIN tasks t ON t.job_id = s.job_id AND t.node_id = s.node_id AND t.state IN ('pending', 'processing')
              FOR UPDATE OF t SKIP LOCKED),
         failed AS (
           UPDATE tasks t
