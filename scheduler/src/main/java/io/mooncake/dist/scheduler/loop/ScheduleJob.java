@@ -197,17 +197,33 @@ public final class ScheduleJob {
         });
   }
 
+  /**
+   * The job's tasks counted per node, type and state, with the first failure's error of each failed
+   * group. Two statements: a plain count (a hash aggregate) and the failed rows alone through their
+   * partial index (V015). One statement with the error as an ordered aggregate made Postgres sort
+   * every task row of the job on each pass: 0.94 s against 0.32 s for the count at 1,000 followers
+   * × 256 objects (issue 19), while the pass holds the job row that deferrals and failures wait
+   * for.
+   */
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
     // The first failure's error is the cause; later ones are often its consequences.
-    tx.select(
-            TASKS.NODE_ID,
-            TASKS.TASK_TYPE,
-            TASKS.STATE,
-            DSL.count(),
-            DSL.field(
-                "(array_agg({0} ORDER BY {1} NULLS LAST, {2}))[1]",
-                String.class, TASKS.LAST_ERROR, TASKS.FINISHED_AT, TASKS.TASK_ID))
+    Map<List<String>, String> firstErrors = new HashMap<>();
+    tx.resultQuery(
+            """
+            SELECT DISTINCT ON (node_id, task_type) node_id, task_type, last_error
+              FROM tasks
+             WHERE job_id = ? AND state = 'failed'
+             ORDER BY node_id, task_type, finished_at NULLS LAST, task_id
+            """,
+            jobId)
+        .fetch()
+        .forEach(
+            r ->
+                firstErrors.put(
+                    List.of(r.get(0, String.class), r.get(1, String.class)),
+                    r.get(2, String.class)));
+    tx.select(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE, DSL.count())
         .from(TASKS)
         .where(TASKS.JOB_ID.eq(jobId))
         .groupBy(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE)
@@ -220,7 +236,9 @@ public final class ScheduleJob {
                     case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
                     case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
                     case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
-                    case FAILED -> new TaskCounts(0, 0, 0, n, 0, r.value5());
+                    case FAILED ->
+                        new TaskCounts(
+                            0, 0, 0, n, 0, firstErrors.get(List.of(r.value1(), r.value2())));
                     case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
                   };
               out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))

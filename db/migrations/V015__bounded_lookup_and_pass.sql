@@ -124,3 +124,7 @@ $$;
 -- The receiving followers' ring walk: running copies of one object of one job in node order.
 DROP INDEX tasks_running_object_idx;
 CREATE INDEX tasks_running_object_idx ON tasks (object_id, job_id, node_id) WHERE state = 'processing';
+
+-- The scheduler pass reads the first error of each node's failed tasks of a job: failed rows are
+-- few, and without an index that read scanned every task of the job (ScheduleJob.taskCounts).
+CREATE INDEX tasks_failed_idx ON tasks (job_id, node_id, task_type) WHERE state = 'failed';
