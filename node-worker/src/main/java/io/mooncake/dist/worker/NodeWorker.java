@@ -769,6 +769,7 @@ public final class NodeWorker implements AutoCloseable {
             metrics.taskFinished(task.type().name(), WorkerMetrics.SUCCEEDED);
             if (task.type() == TaskType.REPLICA_COPY) {
               metrics.bytesReceived(outcome.bytes());
+              disk.wrote(task.jobId(), outcome.bytes());
             }
           }
         } else {

@@ -65,8 +65,11 @@ public final class DiskKeeper {
     public static final Watermarks DEFAULT = new Watermarks(90, 80);
   }
 
-  /** A job admitted here: its model and total size, until it is staged or goes idle. */
-  private record Admitted(ModelRef model, long totalBytes, long touchedNanos) {}
+  /**
+   * A job admitted here: its model and total size, and the bytes its copies wrote here since, until
+   * it is staged or goes idle.
+   */
+  private record Admitted(ModelRef model, long totalBytes, long touchedNanos, AtomicLong written) {}
 
   private final String nodeId;
   private final Path dataDir;
@@ -140,11 +143,12 @@ public final class DiskKeeper {
       String jobId, ModelRef model, Supplier<Long> totalBytes) {
     Admitted known = admitted.get(jobId);
     if (known != null) {
-      admitted.put(jobId, new Admitted(model, known.totalBytes(), System.nanoTime()));
+      admitted.put(
+          jobId, new Admitted(model, known.totalBytes(), System.nanoTime(), known.written()));
       return Optional.empty();
     }
     long total = totalBytes.get();
-    long needed = Math.max(0, total - ledger.bytesOf(model));
+    long needed = Math.max(0, total - ledger.finishedBytesOf(model));
     long free = space()[1] - stillToWrite(model);
     List<Candidate> others = candidates(model);
     switch (EvictionPlan.admit(needed, free, others)) {
@@ -172,10 +176,20 @@ public final class DiskKeeper {
                     .message(nodeId, model));
           }
         }
-        admitted.put(jobId, new Admitted(model, total, System.nanoTime()));
+        admitted.put(jobId, new Admitted(model, total, System.nanoTime(), new AtomicLong()));
         ledger.touch(model);
         return Optional.empty();
       }
+    }
+  }
+
+  /**
+   * A copy of the job wrote {@code bytes} here: that much less of its reservation is still free.
+   */
+  public synchronized void wrote(String jobId, long bytes) {
+    Admitted a = admitted.get(jobId);
+    if (a != null) {
+      a.written().addAndGet(bytes);
     }
   }
 
@@ -237,15 +251,17 @@ public final class DiskKeeper {
     return out;
   }
 
-  /** Bytes other admitted jobs have yet to write: what is free is partly theirs already. */
+  /**
+   * Bytes other admitted jobs have yet to write: what is free is partly theirs already. Counted
+   * from what their copies reported written (a download reserves its whole model until it is done),
+   * since a partial file's size (sparse, full size at once) tells nothing.
+   */
   private long stillToWrite(ModelRef except) {
-    Map<ModelRef, Long> pending = new HashMap<>();
-    admitted.values().stream()
-        .filter(a -> !a.model().equals(except))
-        .forEach(a -> pending.merge(a.model(), a.totalBytes(), Math::max));
     long sum = 0;
-    for (var e : pending.entrySet()) {
-      sum += Math.max(0, e.getValue() - ledger.bytesOf(e.getKey()));
+    for (Admitted a : admitted.values()) {
+      if (!a.model().equals(except)) {
+        sum += Math.max(0, a.totalBytes() - ledger.finishedBytesOf(a.model()) - a.written().get());
+      }
     }
     return sum;
   }

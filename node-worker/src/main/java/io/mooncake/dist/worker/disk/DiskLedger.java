@@ -73,18 +73,24 @@ public final class DiskLedger {
             rel.getName(0).toString()));
   }
 
-  /** Bytes each model directory holds now (files of any kind, links not followed). */
+  /**
+   * Bytes each model directory holds now: the sizes of its regular files (links not followed),
+   * partial ones at their full (sparse) size, so a model being copied counts as whole.
+   */
   public Map<ModelRef, Long> scan() {
     Map<ModelRef, Long> held = new HashMap<>();
     for (Path dir : modelDirs()) {
-      modelOf(dir.resolve("x")).ifPresent(m -> held.put(m, bytesUnder(dir)));
+      modelOf(dir.resolve("x")).ifPresent(m -> held.put(m, bytesUnder(dir, false)));
     }
     return held;
   }
 
-  /** Bytes under one model's directory now; 0 when absent. */
-  public long bytesOf(ModelRef model) {
-    return bytesUnder(ModelPaths.modelDir(models.getParent(), model));
+  /**
+   * Bytes of one model's finished files now (its {@code .partial} files left out: they are created
+   * sparse at full size, so their size says nothing of what they hold); 0 when absent.
+   */
+  public long finishedBytesOf(ModelRef model) {
+    return bytesUnder(ModelPaths.modelDir(models.getParent(), model), true);
   }
 
   /** When {@code model} was last used here; the epoch when never (evicted first). */
@@ -160,7 +166,7 @@ public final class DiskLedger {
     }
   }
 
-  static long bytesUnder(Path dir) {
+  static long bytesUnder(Path dir, boolean finishedOnly) {
     if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       return 0;
     }
@@ -171,7 +177,8 @@ public final class DiskLedger {
           new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-              if (attrs.isRegularFile()) {
+              if (attrs.isRegularFile()
+                  && !(finishedOnly && file.getFileName().toString().endsWith(".partial"))) {
                 total[0] += attrs.size();
               }
               return FileVisitResult.CONTINUE;

@@ -138,7 +138,8 @@ public final class EvictionPlan {
 
   private static String list(List<Candidate> cs) {
     return String.join(
-        ", ", cs.stream().map(c -> describe(c.model()) + " (" + c.bytes() + " bytes)").toList());
+        ", ",
+        cs.stream().map(c -> describe(c.model()) + " (" + c.bytes() + " bytes)").sorted().toList());
   }
 
   /** {@code provider/model_id@revision (format)}, as the artifact routes name a model. */
