@@ -834,6 +834,11 @@ public final class NodeWorker implements AutoCloseable {
     return running;
   }
 
+  /** This node's id, {@code host:port}. */
+  public String nodeId() {
+    return nodeId;
+  }
+
   public int chunkPort() {
     return server.port();
   }

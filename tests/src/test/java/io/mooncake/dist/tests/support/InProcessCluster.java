@@ -101,6 +101,18 @@ public final class InProcessCluster implements AutoCloseable {
     return id.toString();
   }
 
+  /** Stops the worker of {@code nodeId} (its registration stays, no longer heartbeating). */
+  public void stopNode(String nodeId) {
+    workers.removeIf(
+        w -> {
+          boolean it = w.nodeId().equals(nodeId);
+          if (it) {
+            w.close();
+          }
+          return it;
+        });
+  }
+
   @Override
   public void close() {
     workers.forEach(NodeWorker::close);
