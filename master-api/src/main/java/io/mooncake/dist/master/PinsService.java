@@ -41,7 +41,7 @@ final class PinsService implements HttpService {
     for (NodeDisks.Pin p : disks.pins()) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("node_id", p.nodeId());
-      m.put("model", model(p.model()));
+      m.put("model", p.model());
       m.put("pinned_by", p.pinnedBy());
       m.put("pinned_at", p.pinnedAt());
       pins.add(m);
@@ -55,7 +55,7 @@ final class PinsService implements HttpService {
     String by = req.context().get(ApiAccess.TOKEN_NAME, String.class).orElse(null);
     disks.pin(model, nodes, by);
     Map<String, Object> body = new LinkedHashMap<>();
-    body.put("model", model(model));
+    body.put("model", model);
     body.put("nodes", nodes);
     body.put("pinned", true);
     Responses.json(res, 200, body);
@@ -65,18 +65,9 @@ final class PinsService implements HttpService {
     ModelRef model = ModelQuery.parse(name -> req.query().first(name).asOptional());
     List<String> nodes = NodeList.parse(req.query().first("nodes").orElse(""), "nodes");
     Map<String, Object> body = new LinkedHashMap<>();
-    body.put("model", model(model));
+    body.put("model", model);
     body.put("nodes", disks.unpin(model, nodes));
     body.put("pinned", false);
     Responses.json(res, 200, body);
-  }
-
-  private static Map<String, Object> model(ModelRef m) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("model_id", m.modelId());
-    out.put("revision", m.revision());
-    out.put("format", m.format());
-    out.put("provider", m.provider());
-    return out;
   }
 }

@@ -406,7 +406,9 @@ class MasterCommandsTest {
     assertEquals(0, run.exitCode(), run.transcript());
     List<String> lines = run.out().lines().toList();
     assertTrue(
-        lines.get(0).startsWith("NODE_ID          HOST        PORT  LIVE  CAPACITY"),
+        lines
+            .get(0)
+            .matches("NODE_ID +HOST +PORT +LIVE +CAPACITY +FREE +HELD +MODELS +HEARTBEAT_AT.*"),
         run.transcript());
     assertTrue(lines.get(1).startsWith("127.0.0.1:25001  127.0.0.1  25001  yes"), run.transcript());
     assertTrue(lines.get(1).contains("100.0 GiB"), run.transcript());

@@ -79,6 +79,10 @@ public final class DiskKeeper {
   private final Supplier<Set<ModelRef>> runningHere;
   private final Map<String, Admitted> admitted = new HashMap<>();
   private final AtomicLong evictions = new AtomicLong();
+
+  /** Above the high watermark with nothing evictable, and said so already. */
+  private boolean stuckWarned;
+
   private final AtomicLong evictedBytes = new AtomicLong();
 
   /**
@@ -209,14 +213,19 @@ public final class DiskKeeper {
     long toFree =
         EvictionPlan.toFree(space[0], space[1], watermarks.highPct(), watermarks.lowPct());
     if (toFree <= 0) {
+      stuckWarned = false;
       return;
     }
     long usedPct = space[0] == 0 ? 0 : (space[0] - space[1]) * 100 / space[0];
     EvictionPlan.Victims victims = EvictionPlan.choose(candidates(null), toFree);
     if (victims.isEmpty()) {
+      if (stuckWarned) {
+        return;
+      }
+      stuckWarned = true;
       log.warn(
           "the data directory is {}% full (above the high watermark of {}%), but every model here"
-              + " is pinned or in use",
+              + " is pinned or in use (said once until the disk is below the mark again)",
           usedPct, watermarks.highPct());
       return;
     }
@@ -273,25 +282,21 @@ public final class DiskKeeper {
       Path dir = ModelPaths.modelDir(dataDir, v.model());
       String refused = disks.evict(nodeId, v.model(), v.bytes(), reason, dir.toString());
       if (refused != null) {
-        log.info("not evicting {}: {}", EvictionPlan.describe(v.model()), refused);
+        log.info("not evicting {}: {}", v.model().describe(), refused);
         continue;
       }
       ledger.evicted(v.model());
       try {
         ModelDirectory.deleteRecursively(dir);
       } catch (IOException e) {
-        log.warn(
-            "evicting {}: deleting {} failed: {}",
-            EvictionPlan.describe(v.model()),
-            dir,
-            e.toString());
+        log.warn("evicting {}: deleting {} failed: {}", v.model().describe(), dir, e.toString());
       }
       freed += v.bytes();
       evictions.incrementAndGet();
       evictedBytes.addAndGet(v.bytes());
       log.info(
           "evicted {} ({} bytes, last used {}): {}",
-          EvictionPlan.describe(v.model()),
+          v.model().describe(),
           v.bytes(),
           v.lastUsed(),
           reason);

@@ -37,7 +37,7 @@ public final class EvictionPlan {
   static final Comparator<Candidate> LEAST_RECENTLY_USED_FIRST =
       Comparator.comparing(Candidate::lastUsed)
           .thenComparing(Comparator.comparingLong(Candidate::bytes).reversed())
-          .thenComparing(c -> describe(c.model()));
+          .thenComparing(c -> c.model().describe());
 
   /**
    * The least recently used evictable models that together free at least {@code bytesToFree}; every
@@ -97,7 +97,7 @@ public final class EvictionPlan {
             new StringBuilder("not enough disk on node ")
                 .append(nodeId)
                 .append(" for ")
-                .append(describe(model))
+                .append(model.describe())
                 .append(": needs ")
                 .append(needed)
                 .append(" bytes, ")
@@ -139,11 +139,9 @@ public final class EvictionPlan {
   private static String list(List<Candidate> cs) {
     return String.join(
         ", ",
-        cs.stream().map(c -> describe(c.model()) + " (" + c.bytes() + " bytes)").sorted().toList());
-  }
-
-  /** {@code provider/model_id@revision (format)}, as the artifact routes name a model. */
-  public static String describe(ModelRef m) {
-    return m.provider() + "/" + m.modelId() + "@" + m.revision() + " (" + m.format() + ")";
+        cs.stream()
+            .map(c -> c.model().describe() + " (" + c.bytes() + " bytes)")
+            .sorted()
+            .toList());
   }
 }
