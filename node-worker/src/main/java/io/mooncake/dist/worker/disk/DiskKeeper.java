@@ -154,7 +154,8 @@ public final class DiskKeeper {
     long total = totalBytes.get();
     long needed = Math.max(0, total - ledger.finishedBytesOf(model));
     long free = space()[1] - stillToWrite(model);
-    List<Candidate> others = candidates(model);
+    // Pins and use are read from the database only when eviction may be needed.
+    List<Candidate> others = needed <= free ? List.of() : candidates(model);
     switch (EvictionPlan.admit(needed, free, others)) {
       case Admission.TooBig big -> {
         String error = big.message(nodeId, model);

@@ -74,16 +74,40 @@ public final class DiskLedger {
   }
 
   /**
-   * Bytes each model directory holds now: the sizes of its regular files (links not followed),
-   * partial ones at their full (sparse) size, so a model being copied counts as whole.
+   * Bytes each model directory holds: the sizes of its regular files (links not followed), partial
+   * ones at their full (sparse) size, so a model being copied counts as whole. Listing the model
+   * directories is cheap; walking one is not (a sharded model has thousands of files), so a
+   * directory is walked again only when its model was used since its last walk or that walk is
+   * older than {@link #RESCAN}: what happens through this client is seen at the next heartbeat, a
+   * change made from outside within {@code RESCAN}.
    */
   public Map<ModelRef, Long> scan() {
     Map<ModelRef, Long> held = new HashMap<>();
+    Instant now = Instant.now();
     for (Path dir : modelDirs()) {
-      modelOf(dir.resolve("x")).ifPresent(m -> held.put(m, bytesUnder(dir, false)));
+      modelOf(dir.resolve("x"))
+          .ifPresent(
+              m -> {
+                Walked w = walked.get(m);
+                if (w == null
+                    || w.at().isBefore(now.minus(RESCAN))
+                    || !lastUsed(m).isBefore(w.at())) {
+                  w = new Walked(bytesUnder(dir, false), now);
+                  walked.put(m, w);
+                }
+                held.put(m, w.bytes());
+              });
     }
+    walked.keySet().retainAll(held.keySet());
     return held;
   }
+
+  /** How long a model's walked size is trusted when nothing used the model meanwhile. */
+  static final Duration RESCAN = Duration.ofSeconds(30);
+
+  private record Walked(long bytes, Instant at) {}
+
+  private final Map<ModelRef, Walked> walked = new ConcurrentHashMap<>();
 
   /**
    * Bytes of one model's finished files now (its {@code .partial} files left out: they are created
@@ -139,6 +163,7 @@ public final class DiskLedger {
   public void evicted(ModelRef model) {
     reported.remove(model);
     lastUsed.remove(model);
+    walked.remove(model);
   }
 
   private List<Path> modelDirs() {
