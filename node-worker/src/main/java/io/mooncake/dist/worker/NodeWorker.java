@@ -454,6 +454,16 @@ public final class NodeWorker implements AutoCloseable {
     public WorkerMetrics metrics() {
       return metrics;
     }
+
+    @Override
+    public long evictions() {
+      return disk == null ? 0 : disk.evictions();
+    }
+
+    @Override
+    public long evictedBytes() {
+      return disk == null ? 0 : disk.evictedBytes();
+    }
   }
 
   /**

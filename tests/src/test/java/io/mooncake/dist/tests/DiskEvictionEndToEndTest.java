@@ -46,6 +46,7 @@ class DiskEvictionEndToEndTest {
     String master = "http://127.0.0.1:" + port;
     String seed = "127.0.0.1:" + TestFiles.freePort();
     String follower = "127.0.0.1:" + TestFiles.freePort();
+    int followerHttp = TestFiles.freePort();
     try (disk;
         Processes procs = new Processes(tmp.resolve("logs"))) {
       procs.start(
@@ -87,7 +88,9 @@ class DiskEvictionEndToEndTest {
           "--evict-high-watermark",
           "90",
           "--evict-low-watermark",
-          "80");
+          "80",
+          "--http-port",
+          String.valueOf(followerHttp));
       for (String m : List.of("e2e-a", "e2e-b", "e2e-c")) {
         Path src = TestFiles.random(tmp.resolve("src/" + m + ".bin"), 8 * MIB, m.hashCode());
         String request =
@@ -148,6 +151,17 @@ class DiskEvictionEndToEndTest {
       assertTrue(evictions.output().contains("local/e2e-b@r1 (bin)"), evictions.output());
       assertTrue(
           evictions.output().contains("above the high watermark of 90%"), evictions.output());
+      String clientMetrics =
+          java.net.http.HttpClient.newHttpClient()
+              .send(
+                  java.net.http.HttpRequest.newBuilder(
+                          java.net.URI.create("http://127.0.0.1:" + followerHttp + "/metrics"))
+                      .build(),
+                  java.net.http.HttpResponse.BodyHandlers.ofString())
+              .body();
+      assertTrue(clientMetrics.contains("mooncake_client_evictions_total 1"), clientMetrics);
+      assertTrue(
+          clientMetrics.contains("mooncake_client_evicted_bytes_total " + 8 * MIB), clientMetrics);
     }
   }
 
