@@ -9,6 +9,7 @@ import io.mooncake.dist.cli.manifest.ManifestCommand;
 import io.mooncake.dist.cli.master.MasterClient;
 import io.mooncake.dist.cli.master.TrustedCertificates;
 import io.mooncake.dist.cli.nodes.NodesCommand;
+import io.mooncake.dist.cli.nodes.PinCommand;
 import io.mooncake.dist.cli.ops.OpsCommand;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -47,6 +48,9 @@ import picocli.CommandLine.Spec;
       CancelCommand.class,
       JobsCommand.class,
       NodesCommand.class,
+      PinCommand.Pin.class,
+      PinCommand.Unpin.class,
+      PinCommand.Pins.class,
       OpsCommand.class,
       HelpCommand.class
     },

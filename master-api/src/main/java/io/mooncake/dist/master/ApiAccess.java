@@ -50,6 +50,9 @@ public final class ApiAccess implements Filter {
     return tokens != null;
   }
 
+  /** The request context key under which the name of the request's token is kept. */
+  static final String TOKEN_NAME = "mooncake.api-token-name";
+
   @Override
   public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
     if (tokens == null || NodeLinkService.PATHS.contains(RouteTable.normalize(req.path().path()))) {
@@ -104,6 +107,7 @@ public final class ApiAccess implements Filter {
     if (!reading) {
       log.info("{} {} by token '{}'", method.text(), req.path().path(), grant.get().name());
     }
+    req.context().register(TOKEN_NAME, grant.get().name());
     chain.proceed();
   }
 }

@@ -32,13 +32,15 @@ final class ArtifactsService implements HttpService {
     switch (deletions.request(model)) {
       case ArtifactDeletions.Outcome.NotFound n ->
           throw new ApiError(
-              404, "model_id", "no distribution job was ever created for model " + describe(model));
+              404,
+              "model_id",
+              "no distribution job was ever created for model " + model.describe());
       case ArtifactDeletions.Outcome.Conflict c ->
           throw new ApiError(
               409,
               "model_id",
               "model "
-                  + describe(model)
+                  + model.describe()
                   + " is used by active jobs "
                   + String.join(", ", c.activeJobIds())
                   + "; cancel them or wait for them to end");
@@ -56,9 +58,5 @@ final class ArtifactsService implements HttpService {
         Responses.json(res, 202, body);
       }
     }
-  }
-
-  private static String describe(ModelRef m) {
-    return m.provider() + "/" + m.modelId() + "@" + m.revision() + " (" + m.format() + ")";
   }
 }

@@ -15,6 +15,7 @@ import io.mooncake.dist.scheduler.store.JobCancel;
 import io.mooncake.dist.scheduler.store.JobListing;
 import io.mooncake.dist.scheduler.store.JobStore;
 import io.mooncake.dist.scheduler.store.MetricsQueries;
+import io.mooncake.dist.scheduler.store.NodeDisks;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import java.util.List;
 import java.util.Map;
@@ -155,6 +156,7 @@ public final class MasterRouting {
             .register("/api/v1/model-distribution", distribution)
             .register(
                 "/api/v1/model-distribution", new ArtifactsService(new ArtifactDeletions(db.dsl())))
+            .register("/api/v1/model-distribution", new PinsService(new NodeDisks(db.dsl())))
             .register("/api/v1/nodes", nodes)
             .register("/api/v1/nodes", nodeLink.service())
             .register(metrics, pages);

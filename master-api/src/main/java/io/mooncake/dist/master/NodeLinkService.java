@@ -10,6 +10,7 @@ import io.mooncake.dist.master.nodelink.HeartbeatBatcher;
 import io.mooncake.dist.master.nodelink.NodeWakeups;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.NodeSignature;
+import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.NodeRegistry.Beat;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,9 +33,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <ul>
  *   <li>{@code POST /api/v1/nodes/heartbeat} {@code {"node_id", "instance_id", "lease_owner",
- *       "running_task_ids": [..], "lease_seconds"}}: 200 {@code {"recorded": true}}, or 409 when
- *       another instance has registered under the node's id (the node stops, as with a direct
- *       heartbeat);
+ *       "running_task_ids": [..], "lease_seconds", "disk"}} ({@code disk}: {@link
+ *       NodeRegistry.Disk#toWire}): 200 {@code {"recorded": true}}, or 409 when another instance
+ *       has registered under the node's id (the node stops, as with a direct heartbeat);
  *   <li>{@code GET /api/v1/nodes/wakeups?node_id=..&since=<token>&wait_ms=..}: waits up to {@code
  *       wait_ms} (at most {@link #MAX_WAIT}) for work addressed to the node; 200 {@code {"woken":
  *       bool, "token": ".."}}.
@@ -92,6 +93,14 @@ final class NodeLinkService implements HttpService {
     if (!(leaseSeconds > 0 && leaseSeconds <= 3600)) {
       throw new ApiError(400, "lease_seconds", "must be in (0, 3600]");
     }
+    NodeRegistry.Disk disk = null;
+    if (json.hasNonNull("disk")) {
+      try {
+        disk = NodeRegistry.Disk.fromWire(nodeId, json.get("disk"));
+      } catch (IllegalArgumentException e) {
+        throw new ApiError(400, "disk", e.getMessage());
+      }
+    }
     boolean recorded;
     try {
       recorded =
@@ -102,7 +111,8 @@ final class NodeLinkService implements HttpService {
                       instance,
                       owner,
                       tasks,
-                      Duration.ofMillis((long) (leaseSeconds * 1000))))
+                      Duration.ofMillis((long) (leaseSeconds * 1000)),
+                      disk))
               .get(10, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
       throw new ApiError(503, null, "heartbeat not recorded: database unavailable; retry");

@@ -201,6 +201,22 @@ public final class ClientMain implements Callable<Integer> {
               + "~1 GiB/s per core, also catches chunks altered on purpose (for a chunk port in clear over an untrusted network).")
   ObjectDigest.Algorithm objectDigest;
 
+  @Option(
+      names = "--evict-high-watermark",
+      defaultValue = "90",
+      paramLabel = "<percent>",
+      description =
+          "Above this share of the data directory's file system used, whole staged models are evicted, least "
+              + "recently used first, never a pinned one or one an active job uses (default: ${DEFAULT-VALUE}).")
+  int evictHighPct;
+
+  @Option(
+      names = "--evict-low-watermark",
+      defaultValue = "80",
+      paramLabel = "<percent>",
+      description = "Eviction stops at or below this share used (default: ${DEFAULT-VALUE}).")
+  int evictLowPct;
+
   static final class DigestConverter implements CommandLine.ITypeConverter<ObjectDigest.Algorithm> {
     @Override
     public ObjectDigest.Algorithm convert(String value) {
@@ -250,6 +266,14 @@ public final class ClientMain implements Callable<Integer> {
           "mooncake_client: need --concurrency >= 1, --heartbeat-ms >= 100, --poll-ms >= 10, "
               + "--idle-poll-ms >= --poll-ms, --db-pool-size >= 1 and "
               + "--lease-seconds longer than two heartbeats");
+      return 2;
+    }
+    io.mooncake.dist.worker.disk.DiskKeeper.Watermarks watermarks;
+    try {
+      watermarks =
+          new io.mooncake.dist.worker.disk.DiskKeeper.Watermarks(evictHighPct, evictLowPct);
+    } catch (IllegalArgumentException e) {
+      System.err.println("mooncake_client: " + e.getMessage());
       return 2;
     }
     List<java.net.URI> masters;
@@ -345,7 +369,8 @@ public final class ClientMain implements Callable<Integer> {
             .masters(masters)
             .sourceCredentials(credentials)
             .fullReverify(fullReverify)
-            .objectDigest(objectDigest);
+            .objectDigest(objectDigest)
+            .watermarks(watermarks);
     if (dataGroup != null) {
       try {
         worker.dataGroup(dataGroup);

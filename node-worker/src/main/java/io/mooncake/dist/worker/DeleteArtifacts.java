@@ -3,14 +3,10 @@ package io.mooncake.dist.worker;
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.scheduler.store.ArtifactDeletions;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
+import io.mooncake.dist.worker.disk.ModelDirectory;
 import io.mooncake.dist.worker.store.ModelStore;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -56,7 +52,7 @@ final class DeleteArtifacts {
           throw new IOException(
               "refusing to delete " + dir + ": not a model directory under " + models);
         }
-        long files = deleteRecursively(dir);
+        long files = ModelDirectory.deleteRecursively(dir);
         int rows = replicas.removeUnder(nodeId, dir.toString());
         deletions.done(claimed.deletionId(), leaseOwner);
         log.info(
@@ -70,44 +66,5 @@ final class DeleteArtifacts {
         deletions.failed(claimed.deletionId(), leaseOwner, e.toString());
       }
     }
-  }
-
-  /**
-   * Deletes {@code dir} and everything under it; links are removed, not followed. Absent is fine.
-   */
-  static long deleteRecursively(Path dir) throws IOException {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return 0;
-    }
-    long[] files = {0};
-    Files.walkFileTree(
-        dir,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Files.deleteIfExists(file);
-            files[0]++;
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-            if (e instanceof NoSuchFileException) {
-              return FileVisitResult.CONTINUE;
-            }
-            throw e;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-            if (e != null && !(e instanceof NoSuchFileException)) {
-              throw e;
-            }
-            Files.deleteIfExists(d);
-            return FileVisitResult.CONTINUE;
-          }
-        });
-    return files[0];
   }
 }

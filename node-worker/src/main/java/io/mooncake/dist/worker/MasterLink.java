@@ -3,6 +3,7 @@ package io.mooncake.dist.worker;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.NodeSignature;
+import io.mooncake.dist.scheduler.store.NodeRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -96,13 +97,20 @@ final class MasterLink implements AutoCloseable {
    *     worker stops); empty when no master recorded it (the worker writes it itself)
    */
   Optional<Boolean> heartbeat(
-      String instanceId, String leaseOwner, Collection<Long> runningTaskIds, Duration lease) {
+      String instanceId,
+      String leaseOwner,
+      Collection<Long> runningTaskIds,
+      Duration lease,
+      NodeRegistry.Disk disk) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("node_id", nodeId);
     body.put("instance_id", instanceId);
     body.put("lease_owner", leaseOwner);
     body.put("running_task_ids", runningTaskIds);
     body.put("lease_seconds", lease.toMillis() / 1000.0);
+    if (disk != null) {
+      body.put("disk", disk.toWire());
+    }
     byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
     long deadline = System.nanoTime() + heartbeatTimeout.toNanos();
     for (int tried = 0; tried < masters.size() && running; tried++) {

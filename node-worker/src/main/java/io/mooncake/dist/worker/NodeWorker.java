@@ -2,11 +2,13 @@ package io.mooncake.dist.worker;
 
 import io.mooncake.dist.db.Database;
 import io.mooncake.dist.db.PgListener;
+import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.NodeId;
 import io.mooncake.dist.scheduler.domain.TaskState;
 import io.mooncake.dist.scheduler.domain.TaskType;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.CompletionBatcher;
+import io.mooncake.dist.scheduler.store.NodeDisks;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.Replica;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
@@ -14,6 +16,7 @@ import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.transfer.ChunkSecurity;
 import io.mooncake.dist.transfer.FileRange;
 import io.mooncake.dist.transfer.ObjectDigest;
+import io.mooncake.dist.worker.disk.DiskKeeper;
 import io.mooncake.dist.worker.http.ClientEndpoint;
 import io.mooncake.dist.worker.http.WorkerMetrics;
 import io.mooncake.dist.worker.security.ClusterSecret;
@@ -118,6 +121,18 @@ public final class NodeWorker implements AutoCloseable {
 
   /** Tasks being executed right now: the only leases the heartbeat renews. */
   private final java.util.Set<Long> executing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** The model of each task being executed: never evicted meanwhile. */
+  private final java.util.Map<Long, ModelRef> executingModels =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Eviction watermarks ({@code --evict-high-watermark}, {@code --evict-low-watermark}). */
+  private DiskKeeper.Watermarks watermarks = DiskKeeper.Watermarks.DEFAULT;
+
+  /** Admission and eviction on this node's disk (issue 22); set by {@link #start()}. */
+  private DiskKeeper disk;
+
+  private Thread diskLoop;
 
   private final String instanceId = UUID.randomUUID().toString();
   private Transport.Served server;
@@ -294,6 +309,15 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Evict staged models, least recently used first, while more than {@code highPct} of the data
+   * directory's file system is used, until at most {@code lowPct} is. Call before {@link #start()}.
+   */
+  public NodeWorker watermarks(DiskKeeper.Watermarks w) {
+    this.watermarks = java.util.Objects.requireNonNull(w, "watermarks");
+    return this;
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
     server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
@@ -323,6 +347,14 @@ public final class NodeWorker implements AutoCloseable {
       log.info("re-queued {} tasks held by this node's previous run", released);
     }
     reconcileReplicas();
+    disk =
+        new DiskKeeper(
+                nodeId,
+                settings.dataDir(),
+                watermarks,
+                new NodeDisks(db.dsl()),
+                () -> java.util.Set.copyOf(executingModels.values()))
+            .load();
     io.mooncake.dist.worker.store.Readahead.warning(settings.dataDir())
         .ifPresent(w -> log.warn("{}", w));
     if (listen) {
@@ -353,6 +385,8 @@ public final class NodeWorker implements AutoCloseable {
     }
     progressReporter = new ProgressReporter(queue, PROGRESS_EVERY, nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
+    // Virtual: it sleeps almost always, and a fleet benchmark runs a thousand workers per JVM.
+    diskLoop = Thread.ofVirtual().name("disk-keeper-" + nodeId).start(this::diskLoop);
     loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
     log.info(
         "mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}",
@@ -420,6 +454,16 @@ public final class NodeWorker implements AutoCloseable {
     public WorkerMetrics metrics() {
       return metrics;
     }
+
+    @Override
+    public long evictions() {
+      return disk == null ? 0 : disk.evictions();
+    }
+
+    @Override
+    public long evictedBytes() {
+      return disk == null ? 0 : disk.evictedBytes();
+    }
   }
 
   /**
@@ -449,7 +493,11 @@ public final class NodeWorker implements AutoCloseable {
           r.sizeBytes());
       return Optional.empty();
     }
-    return servable(r).map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes()));
+    Optional<Path> file = servable(r);
+    if (file.isPresent() && disk != null) {
+      disk.ledger().modelOf(Path.of(r.filePath())).ifPresent(disk.ledger()::touch);
+    }
+    return file.map(p -> new FileRange(p, r.fileOffset(), r.sizeBytes()));
   }
 
   /** The real path of a replica's file (final, else partial) when it lies in the model store. */
@@ -495,23 +543,54 @@ public final class NodeWorker implements AutoCloseable {
     while (running) {
       try {
         List<Long> tasks = List.copyOf(executing);
+        NodeRegistry.Disk report = diskReport();
         Optional<Boolean> linked =
             masterLink == null
                 ? Optional.empty()
-                : masterLink.heartbeat(instanceId, leaseOwner, tasks, settings.lease());
+                : masterLink.heartbeat(instanceId, leaseOwner, tasks, settings.lease(), report);
         boolean recorded =
             linked.isPresent()
                 ? linked.get()
-                : registry.heartbeat(nodeId, instanceId, leaseOwner, tasks, settings.lease());
+                : registry.heartbeat(
+                    nodeId, instanceId, leaseOwner, tasks, settings.lease(), report);
         if (!recorded) {
           log.error("another mooncake_client registered as {}; this one stops", nodeId);
           running = false;
           wake.release();
           return;
         }
+        if (report != null) {
+          disk.recorded(report);
+        }
         lastHeartbeatNanos = System.nanoTime();
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());
+      }
+      try {
+        Thread.sleep(settings.heartbeat().toMillis());
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /** What this heartbeat says of the disk; null (nothing) when it cannot be read: beat anyway. */
+  private NodeRegistry.Disk diskReport() {
+    try {
+      return disk.report();
+    } catch (RuntimeException e) {
+      log.warn("cannot read the data directory for the heartbeat: {}", e.toString());
+      return null;
+    }
+  }
+
+  /** A watermark pass every heartbeat interval (issue 22). */
+  private void diskLoop() {
+    while (running) {
+      try {
+        disk.enforceWatermarks();
+      } catch (RuntimeException e) {
+        log.warn("eviction pass failed (database unreachable?): {}", e.getMessage());
       }
       try {
         Thread.sleep(settings.heartbeat().toMillis());
@@ -592,6 +671,9 @@ public final class NodeWorker implements AutoCloseable {
             + " of job "
             + task.jobId();
     executing.add(task.taskId());
+    ModelRef model = task.payload().model();
+    executingModels.put(task.taskId(), model);
+    disk.ledger().touch(model);
     Progress progress = progressReporter.start(task.taskId(), leaseOwner);
     try {
       TaskExecutor exec =
@@ -607,6 +689,7 @@ public final class NodeWorker implements AutoCloseable {
           throw new TaskFailure(
               "the placement of job " + task.jobId() + " on " + nodeId + " already failed", false);
         }
+        admit(task);
         outcome = exec.execute(task, progress);
         failure = null;
       } catch (TaskDeferred d) {
@@ -633,9 +716,28 @@ public final class NodeWorker implements AutoCloseable {
       }
     } finally {
       progressReporter.finished(progress);
+      executingModels.remove(task.taskId());
       executing.remove(task.taskId());
       inFlight.decrementAndGet();
       wake.release();
+    }
+  }
+
+  /**
+   * Before a job's first byte moves here, its model must fit (after evicting what may go): else the
+   * task fails for good, which fails the placement at once with the figures as its error.
+   */
+  private void admit(ClaimedTask task) throws TaskFailure {
+    Optional<String> refused =
+        disk.admit(
+            task.jobId(),
+            task.payload().model(),
+            () ->
+                task.type() == TaskType.REPLICA_COPY
+                    ? new NodeDisks(db.dsl()).modelBytesOfJob(task.jobId())
+                    : task.payload().totalBytes());
+    if (refused.isPresent()) {
+      throw new TaskFailure(refused.get(), false);
     }
   }
 
@@ -682,9 +784,15 @@ public final class NodeWorker implements AutoCloseable {
             log.warn("{} finished but its lease was lost; the outcome is discarded", what);
           } else {
             log.info("{} succeeded ({} bytes)", what, outcome.bytes());
+            if (task.type() != TaskType.REPLICA_COPY) {
+              // The placement's model is whole here: staged (or verified) just now.
+              disk.ledger().touch(task.payload().model());
+              disk.release(task.jobId());
+            }
             metrics.taskFinished(task.type().name(), WorkerMetrics.SUCCEEDED);
             if (task.type() == TaskType.REPLICA_COPY) {
               metrics.bytesReceived(outcome.bytes());
+              disk.wrote(task.jobId(), outcome.bytes());
             }
           }
         } else {
@@ -712,10 +820,12 @@ public final class NodeWorker implements AutoCloseable {
             // The placement is lost: free the disk its partial files hold (e.g. after a full disk).
             abandonedJobs.add(task.jobId());
             store.discardPartials(task.payload());
+            disk.release(task.jobId());
           } else if (TaskState.FAILED.wire().equals(state)
               && task.type() == TaskType.MODEL_DOWNLOAD) {
             // No attempt is left to resume the download: free what its partial files hold.
             store.discardPartials(task.payload());
+            disk.release(task.jobId());
           }
         }
         return;
@@ -747,6 +857,11 @@ public final class NodeWorker implements AutoCloseable {
     return running;
   }
 
+  /** This node's id, {@code host:port}. */
+  public String nodeId() {
+    return nodeId;
+  }
+
   public int chunkPort() {
     return server.port();
   }
@@ -772,6 +887,9 @@ public final class NodeWorker implements AutoCloseable {
     }
     if (heartbeat != null) {
       heartbeat.interrupt();
+    }
+    if (diskLoop != null) {
+      diskLoop.interrupt();
     }
     if (masterLink != null) {
       masterLink.close();

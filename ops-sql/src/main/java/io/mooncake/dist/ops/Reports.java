@@ -45,7 +45,9 @@ public final class Reports {
           "failure_reasons",
           "job_durations",
           "seed_reuse",
-          "inflight_jobs");
+          "inflight_jobs",
+          "node_disks",
+          "evictions");
 
   private static final Pattern DESCRIPTION = Pattern.compile("(?m)^--\\s*Answers:\\s*(.+?)\\s*$");
   private static final Pattern DEFAULT =

@@ -112,6 +112,26 @@ class ApiSecurityTest {
       assertEquals(200, writer.get("/api/v1/model-distribution/jobs?job_id=" + JOB).status());
       assertEquals(200, reader.get("/api/v1/model-distribution/jobs?job_id=" + JOB).status());
 
+      // Pins: listed with a read token, changed only with a write token, which is named as the
+      // pin's author; a user's mistake is a 400 naming the parameter.
+      String pin =
+          "/api/v1/model-distribution/pins?model_id=demo-model&revision=r1&format=bin"
+              + "&provider=local&nodes=127.0.0.1:25002";
+      assertEquals(401, anonymous.get("/api/v1/model-distribution/pins").status());
+      assertEquals(403, reader.post(pin, "").status());
+      assertEquals(403, reader.delete(pin).status());
+      assertEquals(200, writer.post(pin, "").status());
+      Api.Reply pins = reader.get("/api/v1/model-distribution/pins");
+      assertEquals(200, pins.status());
+      assertEquals("control-plane", pins.json().get("pins").get(0).get("pinned_by").asText());
+      Api.Reply badNode = writer.post(pin.replace("127.0.0.1:25002", "127.0.0.1:25002,nope"), "");
+      assertEquals(400, badNode.status());
+      assertEquals("nodes[1]", badNode.json().get("field").asText(), badNode.json().toString());
+      Api.Reply noModel = writer.post("/api/v1/model-distribution/pins?nodes=127.0.0.1:1", "");
+      assertEquals("model_id", noModel.json().get("field").asText());
+      assertEquals(200, writer.delete(pin).status());
+      assertEquals(0, reader.get("/api/v1/model-distribution/pins").json().get("pins").size());
+
       // The port speaks only TLS, and a client that does not trust the certificate gets nowhere.
       assertThrows(
           UncheckedIOException.class,

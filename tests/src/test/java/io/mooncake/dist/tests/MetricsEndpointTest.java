@@ -259,15 +259,20 @@ class MetricsEndpointTest {
     Scrape s = scrape();
     assertTrue(s.contentType().startsWith("text/plain; version=0.0.4"), s.contentType());
     assertEquals(
-        Map.of(
-            "mooncake_jobs", "gauge",
-            "mooncake_tasks", "gauge",
-            "mooncake_queue_depth", "gauge",
-            "mooncake_nodes", "gauge",
-            "mooncake_bytes_staged_total", "counter",
-            "mooncake_task_attempts_total", "counter",
-            "mooncake_task_duration_seconds", "summary",
-            "mooncake_http_requests_total", "counter"),
+        Map.ofEntries(
+            Map.entry("mooncake_jobs", "gauge"),
+            Map.entry("mooncake_tasks", "gauge"),
+            Map.entry("mooncake_queue_depth", "gauge"),
+            Map.entry("mooncake_nodes", "gauge"),
+            Map.entry("mooncake_bytes_staged_total", "counter"),
+            Map.entry("mooncake_task_attempts_total", "counter"),
+            Map.entry("mooncake_task_duration_seconds", "summary"),
+            Map.entry("mooncake_node_capacity_bytes", "gauge"),
+            Map.entry("mooncake_node_free_bytes", "gauge"),
+            Map.entry("mooncake_node_held_bytes", "gauge"),
+            Map.entry("mooncake_evictions_total", "counter"),
+            Map.entry("mooncake_evicted_bytes_total", "counter"),
+            Map.entry("mooncake_http_requests_total", "counter")),
         s.types());
     assertEquals(s.types().keySet(), s.helps().keySet());
   }

@@ -100,6 +100,17 @@ class NodeLinkEndToEndTest {
         assertEquals(0, count(port, "wakeups", "[0-9]+") - count(port, "wakeups"), "refusals");
       }
 
+      // The heartbeats through the masters carry the disk: capacity, free bytes and, once it
+      // changed, the bytes each staged model holds (issue 22).
+      Processes.await(
+          "the follower's disk reported through the link",
+          Duration.ofSeconds(60),
+          () -> heldBytes(m1, follower, "model-a") == 4 * MIB + 123);
+      JsonNode reported = node(m1, follower);
+      assertTrue(reported.get("capacity_bytes").asLong() > 0, reported.toString());
+      assertTrue(reported.get("free_bytes").asLong() > 0, reported.toString());
+      assertEquals(90, reported.get("high_watermark_pct").asInt(), reported.toString());
+
       // Unsigned, bearer-authenticated and forged node requests are refused.
       HttpClient http = HttpClient.newHttpClient();
       String hb = "{\"node_id\":\"" + seed + "\"}";
@@ -148,6 +159,24 @@ class NodeLinkEndToEndTest {
     assertEquals(201, master.post("/api/v1/model-distribution/jobs", request).status());
     return master.awaitJob(
         jobId, j -> j.get("status").asText().matches("completed|failed"), Duration.ofSeconds(90));
+  }
+
+  private static JsonNode node(Api master, String nodeId) {
+    for (JsonNode n : master.get("/api/v1/nodes").json().get("nodes")) {
+      if (n.get("node_id").asText().equals(nodeId)) {
+        return n;
+      }
+    }
+    throw new AssertionError(nodeId + " not registered");
+  }
+
+  private static long heldBytes(Api master, String nodeId, String modelId) {
+    for (JsonNode m : node(master, nodeId).get("models")) {
+      if (m.get("model").get("model_id").asText().equals(modelId)) {
+        return m.get("bytes").asLong();
+      }
+    }
+    return -1;
   }
 
   private static int liveNodes(Api master) {

@@ -162,7 +162,7 @@ class OpsReportsTest {
   }
 
   @Test
-  void theReportsAreTheSevenNamedFilesEachWithAHeaderThatDescribesIt() {
+  void theReportsAreTheNineNamedFilesEachWithAHeaderThatDescribesIt() {
     assertEquals(
         List.of(
             "queue_depth",
@@ -171,7 +171,9 @@ class OpsReportsTest {
             "failure_reasons",
             "job_durations",
             "seed_reuse",
-            "inflight_jobs"),
+            "inflight_jobs",
+            "node_disks",
+            "evictions"),
         Reports.names());
     for (String name : Reports.names()) {
       assertTrue(Reports.sql(name).startsWith("-- Report:  " + name + "\n"), name);

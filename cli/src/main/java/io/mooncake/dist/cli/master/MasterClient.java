@@ -38,6 +38,9 @@ public final class MasterClient {
   /** Registered nodes. */
   public static final String NODES = "/api/v1/nodes";
 
+  /** Pins: GET lists them, POST pins, DELETE unpins. */
+  public static final String PINS = "/api/v1/model-distribution/pins";
+
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
@@ -86,6 +89,11 @@ public final class MasterClient {
   /** {@code POST path?query} without a body. */
   public MasterReply post(String path, Map<String, String> query) {
     return send(HttpRequest.newBuilder(uri(path, query)).POST(HttpRequest.BodyPublishers.noBody()));
+  }
+
+  /** {@code DELETE path?query} without a body. */
+  public MasterReply delete(String path, Map<String, String> query) {
+    return send(HttpRequest.newBuilder(uri(path, query)).DELETE());
   }
 
   /** Query parameters in insertion order, for {@link #get} and {@link #post}. */

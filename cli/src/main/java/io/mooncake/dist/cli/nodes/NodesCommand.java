@@ -5,10 +5,13 @@ import io.mooncake.dist.cli.CliException;
 import io.mooncake.dist.cli.ExitCode;
 import io.mooncake.dist.cli.HelpOption;
 import io.mooncake.dist.cli.MooncakeCli;
+import io.mooncake.dist.cli.format.ByteSizes;
 import io.mooncake.dist.cli.format.Table;
 import io.mooncake.dist.cli.master.MasterClient;
 import io.mooncake.dist.cli.master.MasterReply;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -21,7 +24,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "nodes",
     description =
-        "List registered nodes (GET /api/v1/nodes); live = heartbeat within the last 10 s.",
+        "List registered nodes (GET /api/v1/nodes); live = heartbeat within the last 10 s; capacity, free"
+            + " and held bytes of the data directory as last reported, and the models held there.",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
       "0:listed (possibly none)",
@@ -50,17 +54,25 @@ public final class NodesCommand implements Callable<Integer> {
                 "HOST",
                 "PORT",
                 "LIVE",
+                "CAPACITY",
+                "FREE",
+                "HELD",
+                "MODELS",
                 "HEARTBEAT_AT",
                 "STARTED_AT",
                 "DATA_DIR",
                 "INSTANCE_ID")
-            .alignRight(2);
+            .alignRight(2, 4, 5, 6);
     for (JsonNode n : reply.body().path("nodes")) {
       table.row(
           text(n, "node_id"),
           text(n, "host"),
           text(n, "port"),
           n.path("live").asBoolean(false) ? "yes" : "no",
+          bytes(n, "capacity_bytes"),
+          bytes(n, "free_bytes"),
+          bytes(n, "held_bytes"),
+          models(n.path("models")),
           text(n, "heartbeat_at"),
           text(n, "started_at"),
           text(n, "data_dir"),
@@ -70,6 +82,25 @@ public final class NodesCommand implements Callable<Integer> {
     table.lines().forEach(out::println);
     out.flush();
     return ExitCode.OK;
+  }
+
+  private static String bytes(JsonNode node, String field) {
+    JsonNode v = node.path(field);
+    return v.isNumber() ? ByteSizes.format(v.asLong()) : "-";
+  }
+
+  /** {@code model_id@revision} of each held model, most recently used first; pinned ones marked. */
+  private static String models(JsonNode models) {
+    List<String> out = new ArrayList<>();
+    for (JsonNode m : models) {
+      JsonNode ref = m.path("model");
+      out.add(
+          ref.path("model_id").asText()
+              + "@"
+              + ref.path("revision").asText()
+              + (m.path("pinned").asBoolean(false) ? " (pinned)" : ""));
+    }
+    return out.isEmpty() ? "-" : String.join(", ", out);
   }
 
   private static String text(JsonNode node, String field) {

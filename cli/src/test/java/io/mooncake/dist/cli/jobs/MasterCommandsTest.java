@@ -396,15 +396,78 @@ class MasterCommandsTest {
             """
         {"nodes": [{"node_id": "127.0.0.1:25001", "host": "127.0.0.1", "port": 25001, "data_dir": "/var/lib/mc/n1",
                     "instance_id": "i-1", "started_at": "2025-12-01T05:00:00Z", "heartbeat_at": "2025-12-01T05:01:00Z",
-                    "live": true}]}"""));
+                    "live": true, "capacity_bytes": 107374182400, "free_bytes": 53687091200,
+                    "held_bytes": 16106127360,
+                    "models": [{"model": {"model_id": "qwen", "revision": "r2", "format": "bin", "provider": "hf"},
+                                "bytes": 16106127360, "last_used_at": "2025-12-01T05:00:00Z", "pinned": true}]}]}"""));
 
     CliRun run = cli("nodes");
 
     assertEquals(0, run.exitCode(), run.transcript());
     List<String> lines = run.out().lines().toList();
     assertTrue(
-        lines.get(0).startsWith("NODE_ID          HOST        PORT  LIVE"), run.transcript());
+        lines
+            .get(0)
+            .matches("NODE_ID +HOST +PORT +LIVE +CAPACITY +FREE +HELD +MODELS +HEARTBEAT_AT.*"),
+        run.transcript());
     assertTrue(lines.get(1).startsWith("127.0.0.1:25001  127.0.0.1  25001  yes"), run.transcript());
+    assertTrue(lines.get(1).contains("100.0 GiB"), run.transcript());
+    assertTrue(lines.get(1).contains("qwen@r2 (pinned)"), run.transcript());
+  }
+
+  @Test
+  void pinAndUnpinSendTheModelAndNodesAndPinsListsThem() {
+    master.on(
+        "POST",
+        "/api/v1/model-distribution/pins",
+        answer(200, "{\"nodes\": [\"10.0.0.1:7001\"], \"pinned\": true}"));
+    master.on(
+        "DELETE",
+        "/api/v1/model-distribution/pins",
+        answer(200, "{\"nodes\": [], \"pinned\": false}"));
+    master.on(
+        "GET",
+        "/api/v1/model-distribution/pins",
+        answer(
+            200,
+            """
+        {"pins": [{"node_id": "10.0.0.1:7001", "pinned_by": "ops", "pinned_at": "2025-12-01T05:00:00Z",
+                   "model": {"model_id": "qwen", "revision": "r2", "format": "bin", "provider": "hf"}}]}"""));
+    String[] model = {
+      "--model-id",
+      "qwen",
+      "--revision",
+      "r2",
+      "--format",
+      "bin",
+      "--provider",
+      "hf",
+      "--nodes",
+      "10.0.0.1:7001"
+    };
+    CliRun pin = cli(concat("pin", model));
+    assertEquals(0, pin.exitCode(), pin.transcript());
+    assertEquals("pinned hf/qwen@r2 (bin) on 10.0.0.1:7001", pin.out().strip(), pin.transcript());
+    FakeMaster.Request sent = master.requests().get(0);
+    assertEquals("POST", sent.method());
+    assertEquals(
+        "model_id=qwen&revision=r2&format=bin&provider=hf&nodes=10.0.0.1%3A7001", sent.query());
+    CliRun unpin = cli(concat("unpin", model));
+    assertEquals(0, unpin.exitCode(), unpin.transcript());
+    assertEquals("unpinned hf/qwen@r2 (bin) on no node", unpin.out().strip());
+    CliRun pins = cli("pins");
+    assertEquals(0, pins.exitCode(), pins.transcript());
+    assertTrue(
+        pins.out().lines().toList().get(1).startsWith("10.0.0.1:7001  hf"), pins.transcript());
+    CliRun missing = cli("pin", "--model-id", "qwen");
+    assertEquals(2, missing.exitCode(), missing.transcript());
+  }
+
+  private static String[] concat(String first, String... rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 
   @Test

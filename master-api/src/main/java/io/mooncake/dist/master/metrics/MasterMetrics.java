@@ -61,6 +61,7 @@ final class MasterMetrics {
           c.value());
     }
     durations(out);
+    disks(out);
     out.family(
         "mooncake_http_requests_total",
         "counter",
@@ -74,6 +75,41 @@ final class MasterMetrics {
                     List.of("route", k.route(), "status", Integer.toString(k.status())),
                     n));
     return out.text();
+  }
+
+  /** Each node's disk as last reported, and what eviction freed there (issue 22). */
+  private void disks(PrometheusText out) {
+    List<MetricsQueries.NodeDisk> disks = queries.nodeDisks();
+    out.family(
+        "mooncake_node_capacity_bytes",
+        "gauge",
+        "Size of each node's data directory file system, as its last heartbeat reported.");
+    disks.forEach(
+        d ->
+            out.sample(
+                "mooncake_node_capacity_bytes", List.of("node_id", d.nodeId()), d.capacityBytes()));
+    out.family(
+        "mooncake_node_free_bytes",
+        "gauge",
+        "Free bytes of each node's data directory file system, as its last heartbeat reported.");
+    disks.forEach(
+        d -> out.sample("mooncake_node_free_bytes", List.of("node_id", d.nodeId()), d.freeBytes()));
+    out.family(
+        "mooncake_node_held_bytes",
+        "gauge",
+        "Bytes of staged (and partly staged) models each node holds, as it last reported.");
+    disks.forEach(
+        d -> out.sample("mooncake_node_held_bytes", List.of("node_id", d.nodeId()), d.heldBytes()));
+    Map<String, long[]> evicted = queries.evictionsPerNode();
+    out.family(
+        "mooncake_evictions_total",
+        "counter",
+        "Models each node evicted (watermarks or room for a job), from the evictions table.");
+    evicted.forEach(
+        (node, e) -> out.sample("mooncake_evictions_total", List.of("node_id", node), e[0]));
+    out.family("mooncake_evicted_bytes_total", "counter", "Bytes each node freed by evicting.");
+    evicted.forEach(
+        (node, e) -> out.sample("mooncake_evicted_bytes_total", List.of("node_id", node), e[1]));
   }
 
   private void jobs(PrometheusText out) {

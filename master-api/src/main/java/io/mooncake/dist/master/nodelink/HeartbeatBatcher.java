@@ -1,5 +1,6 @@
 package io.mooncake.dist.master.nodelink;
 
+import io.mooncake.dist.scheduler.store.NodeDisks;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.NodeRegistry.Beat;
 import java.time.Duration;
@@ -72,7 +73,9 @@ public final class HeartbeatBatcher implements AutoCloseable {
   private void write(List<Pending> batch) {
     // The latest beat of a node wins; one row per node keeps the statement's arrays small.
     java.util.Map<String, Beat> latest = new java.util.LinkedHashMap<>();
-    batch.forEach(p -> latest.put(p.beat().nodeId(), p.beat()));
+    // Per-model disk figures are changes, not a state: a node's earlier beat in the batch keeps
+    // those its latest beat does not repeat.
+    batch.forEach(p -> latest.merge(p.beat().nodeId(), p.beat(), HeartbeatBatcher::later));
     RuntimeException failure = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
       try {
@@ -99,6 +102,29 @@ public final class HeartbeatBatcher implements AutoCloseable {
     }
     RuntimeException e = failure;
     batch.forEach(p -> p.recorded().completeExceptionally(e));
+  }
+
+  private static Beat later(Beat earlier, Beat later) {
+    if (earlier.disk() == null || earlier.disk().changed().isEmpty() || later.disk() == null) {
+      return later;
+    }
+    java.util.Map<io.mooncake.dist.scheduler.domain.ModelRef, NodeDisks.Usage> changes =
+        new java.util.LinkedHashMap<>();
+    earlier.disk().changed().forEach(u -> changes.put(u.model(), u));
+    later.disk().changed().forEach(u -> changes.put(u.model(), u));
+    NodeRegistry.Disk d = later.disk();
+    return new Beat(
+        later.nodeId(),
+        later.instanceId(),
+        later.leaseOwner(),
+        later.runningTaskIds(),
+        later.lease(),
+        new NodeRegistry.Disk(
+            d.capacityBytes(),
+            d.freeBytes(),
+            d.highWatermarkPct(),
+            d.lowWatermarkPct(),
+            List.copyOf(changes.values())));
   }
 
   /** A heartbeat skipped because its node's row was locked at that moment. */

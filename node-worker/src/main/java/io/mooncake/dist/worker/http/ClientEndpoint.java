@@ -36,6 +36,16 @@ public final class ClientEndpoint implements AutoCloseable {
     double heartbeatAgeSeconds();
 
     WorkerMetrics metrics();
+
+    /** Models this client evicted since it started (issue 22). */
+    default long evictions() {
+      return 0;
+    }
+
+    /** Their bytes. */
+    default long evictedBytes() {
+      return 0;
+    }
   }
 
   /** Connections served at once; more are closed on arrival. */
@@ -250,6 +260,13 @@ public final class ClientEndpoint implements AutoCloseable {
             "gauge",
             "Seconds since the last successful heartbeat (NaN before the first).")
         .sample("mooncake_client_heartbeat_age_seconds", List.of(), source.heartbeatAgeSeconds());
+    p.family(
+            "mooncake_client_evictions_total",
+            "counter",
+            "Models this client evicted from its data directory (watermarks or room for a job).")
+        .sample("mooncake_client_evictions_total", List.of(), source.evictions());
+    p.family("mooncake_client_evicted_bytes_total", "counter", "Bytes those evictions freed.")
+        .sample("mooncake_client_evicted_bytes_total", List.of(), source.evictedBytes());
     return p.text();
   }
 

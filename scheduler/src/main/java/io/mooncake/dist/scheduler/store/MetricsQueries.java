@@ -111,6 +111,53 @@ public final class MetricsQueries {
     return out;
   }
 
+  /** A node's disk as its heartbeats last reported it (issue 22). */
+  public record NodeDisk(String nodeId, long capacityBytes, long freeBytes, long heldBytes) {}
+
+  /** Capacity, free and held bytes of every node that reported its disk. */
+  public List<NodeDisk> nodeDisks() {
+    var held =
+        DSL.select(
+                io.mooncake.dist.db.jooq.Tables.NODE_MODELS.NODE_ID,
+                DSL.sum(io.mooncake.dist.db.jooq.Tables.NODE_MODELS.BYTES).as("held"))
+            .from(io.mooncake.dist.db.jooq.Tables.NODE_MODELS)
+            .groupBy(io.mooncake.dist.db.jooq.Tables.NODE_MODELS.NODE_ID)
+            .asTable("h");
+    return dsl.select(
+            NODES.NODE_ID,
+            NODES.CAPACITY_BYTES,
+            NODES.FREE_BYTES,
+            held.field("held", BigDecimal.class))
+        .from(NODES)
+        .leftJoin(held)
+        .on(held.field(io.mooncake.dist.db.jooq.Tables.NODE_MODELS.NODE_ID).eq(NODES.NODE_ID))
+        .where(NODES.CAPACITY_BYTES.isNotNull())
+        .orderBy(NODES.NODE_ID)
+        .fetch(
+            r ->
+                new NodeDisk(
+                    r.value1(),
+                    r.value2(),
+                    r.value3() == null ? 0 : r.value3(),
+                    r.value4() == null ? 0 : r.value4().longValue()));
+  }
+
+  /** Evictions per node since the table began: {@code [count, bytes]}. */
+  public Map<String, long[]> evictionsPerNode() {
+    var e = io.mooncake.dist.db.jooq.Tables.EVICTIONS;
+    Map<String, long[]> out = new TreeMap<>();
+    dsl.select(e.NODE_ID, DSL.count(), DSL.sum(e.BYTES))
+        .from(e)
+        .groupBy(e.NODE_ID)
+        .fetch()
+        .forEach(
+            r ->
+                out.put(
+                    r.value1(),
+                    new long[] {r.value2(), r.value3() == null ? 0 : r.value3().longValue()}));
+    return out;
+  }
+
   /**
    * Finished attempts per (task type, outcome) from {@code task_attempt_log}: the failing ones
    * recorded in {@code task_attempts} and the succeeding one of every succeeded task (V007).

@@ -39,6 +39,11 @@ public final class Api {
   }
 
   /** The same master with another token (null: none). */
+  /** The master's base URL, e.g. {@code http://127.0.0.1:8080}. */
+  public String base() {
+    return base;
+  }
+
   public Api withToken(String otherToken) {
     return new Api(base, otherToken, http.sslContext());
   }

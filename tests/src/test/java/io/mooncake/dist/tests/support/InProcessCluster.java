@@ -62,6 +62,26 @@ public final class InProcessCluster implements AutoCloseable {
   public String addNode(
       Path dataDir, int port, io.mooncake.dist.transfer.ObjectDigest.Algorithm digest)
       throws InterruptedException {
+    return addNode(
+        dataDir, port, digest, io.mooncake.dist.worker.disk.DiskKeeper.Watermarks.DEFAULT);
+  }
+
+  /** A worker that evicts above {@code watermarks} (issue 22). */
+  public String addNode(Path dataDir, io.mooncake.dist.worker.disk.DiskKeeper.Watermarks watermarks)
+      throws InterruptedException {
+    return addNode(
+        dataDir,
+        TestFiles.freePort(),
+        io.mooncake.dist.transfer.ObjectDigest.Algorithm.CRC32C_CRC32,
+        watermarks);
+  }
+
+  private String addNode(
+      Path dataDir,
+      int port,
+      io.mooncake.dist.transfer.ObjectDigest.Algorithm digest,
+      io.mooncake.dist.worker.disk.DiskKeeper.Watermarks watermarks)
+      throws InterruptedException {
     NodeId id = new NodeId("127.0.0.1", port);
     NodeWorker w =
         new NodeWorker(
@@ -75,9 +95,22 @@ public final class InProcessCluster implements AutoCloseable {
                     Duration.ofMillis(200)),
                 db)
             .objectDigest(digest)
+            .watermarks(watermarks)
             .start();
     workers.add(w);
     return id.toString();
+  }
+
+  /** Stops the worker of {@code nodeId} (its registration stays, no longer heartbeating). */
+  public void stopNode(String nodeId) {
+    workers.removeIf(
+        w -> {
+          boolean it = w.nodeId().equals(nodeId);
+          if (it) {
+            w.close();
+          }
+          return it;
+        });
   }
 
   @Override
