@@ -6,6 +6,10 @@
 # and their ratio to size / link rate (the best a single download can do).
 #
 # Usage (root): bench/fanout.sh                      NODES=8 SIZE_MIB=512 CHUNK_MIB=8 RATE=400mbit WARM_MIB=256
+#               RATE=100mbit SIZE_MIB=256 bench/fanout.sh   issue 20's link-bound configuration
+# Every run also writes a per-link timeline (bench/linkline.py): bytes per 100 ms on the seed's
+# uplink and on each follower's downlink, for our job and for the chain, as SVGs (one row per
+# node) beside the text report in OUT_DIR (default bench/out/), with each link's idle share.
 # Also in the same run, what the machine allows: "links alone" (every link carries the model once,
 # sendfile into /dev/null) and "chain" (a socat | tee | socat relay through every follower, then sync).
 # For each timed phase it also prints what it cost the machine: busy core-seconds, the system+softirq,
@@ -34,6 +38,11 @@ HTTP_PORT=${HTTP_PORT:-18090}
 BR=mcbr0
 NET=10.77.0
 DB=mooncake_fanout_$$
+OUT_DIR=${OUT_DIR:-$ROOT/bench/out}
+RUN_ID=fanout-$RATE-${SIZE_MIB}mib-$(date -u +%Y%m%d-%H%M%S)
+mkdir -p "$OUT_DIR"
+OUT="$OUT_DIR/$RUN_ID"
+LOAD0=$(uptime | sed 's/.*load average/load average/')
 [ "$(id -u)" = 0 ] || { echo "fanout: needs root (network namespaces, tc)" >&2; exit 1; }
 
 need() { command -v "$1" >/dev/null 2>&1; }
@@ -111,6 +120,8 @@ for i in $(seq 0 $((NODES - 1))); do
   ip netns exec "$ns" tc qdisc add dev "mcp$i" root tbf rate "$RATE" burst 256kb latency 50ms
   tc qdisc add dev "mcv$i" root tbf rate "$RATE" burst 256kb latency 50ms
 done
+# The per-link timeline: the bridge ends' counters every 100 ms for the whole run.
+python3 "$ROOT/bench/linkline.py" sample "$OUT.csv" $(for i in $(seq 0 $((NODES - 1))); do echo "mcv$i"; done) & PIDS+=($!); SAMPLER_PID=$!
 # Postgres listens on loopback only: relay the bridge address to it (control traffic, unshaped).
 socat TCP-LISTEN:5432,bind=$NET.1,fork,reuseaddr TCP:127.0.0.1:$PG_PORT & PIDS+=($!)
 
@@ -220,12 +231,12 @@ for i in $(seq $((NODES - 1)) -1 1); do
   sleep 0.1
 done
 sleep 0.5
-M0=$(machine); a=$(now)
+M0=$(machine); a=$(now); CHAIN_A=$a
 ip netns exec mcn0 socat -u "OPEN:$SRC" "TCP:$NET.11:9100,retry=100,interval=0.05"
 for p in "${cpids[@]}"; do wait "$p"; done
 sync
 b=$(now); U_CHAIN=$(usage "$M0" "$(machine)")
-T_CHAIN=$(python3 -c "print($b-$a)")
+T_CHAIN=$(python3 -c "print($b-$a)"); CHAIN_B=$b
 for i in $(seq 1 $((NODES - 1))); do
   cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i" >&2; exit 1; }
 done
@@ -300,6 +311,7 @@ R_STAR=$(python3 -c "print(f'{$T_STAR/$T_OURS:.2f}')")
 R_STAR_IDEAL=$(python3 -c "print(f'{$T_STAR/$IDEAL:.2f}')")
 R_LINKS_IDEAL=$(python3 -c "print(f'{$T_LINKS/$IDEAL:.2f}')")
 R_CHAIN_IDEAL=$(python3 -c "print(f'{$T_CHAIN/$IDEAL:.2f}')")
+{
 echo "fan-out: 1 seed + $((NODES - 1)) followers, ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, links $RATE each way"
 echo "  data on $DATA ($DEV, read_ahead_kb $(cat "$RA_FILE" 2>/dev/null || echo '?'))"
 echo "  size / link rate                 $(python3 -c "print(f'{$IDEAL:.2f}')") s"
@@ -312,4 +324,18 @@ echo "  machine during each: star $U_STAR"
 echo "                       links alone $U_LINKS"
 echo "                       chain $U_CHAIN"
 echo "                       mooncake $U_OURS"
-echo "fanout ours/ideal=$R_IDEAL (target <= 1.25) star/ours=$R_STAR (target >= 5) links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
+# issue 20's goals: at 100 Mbit/s ours <= 1.15 x S/B and star/ours >= 6; at 400 Mbit/s <= 1.6 x and below the chain.
+case "$RATE" in 100mbit) GOAL="target <= 1.15, star/ours >= 6";; 400mbit) GOAL="target <= 1.6 and < chain";; *) GOAL="issue 20 sets none at $RATE";; esac
+echo "fanout ours/ideal=$R_IDEAL ($GOAL) star/ours=$R_STAR links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
+kill "$SAMPLER_PID" 2>/dev/null; sleep 0.3
+RATE_BPS=$(python3 -c "r='$RATE'.lower(); m={'kbit':1e3,'mbit':1e6,'gbit':1e9}; print([float(r[:-len(k)])*m[k] for k in m if r.endswith(k)][0])")
+echo "  load before the run: $LOAD0"
+echo "mooncake:"
+python3 "$ROOT/bench/linkline.py" report "$OUT.csv" "$a" "$b" "$RATE_BPS" "$OUT-ours.svg" \
+  "mooncake, 1 + $((NODES - 1)), ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB objects, $RATE links, $(date -u '+%Y-%m-%d %H:%M') UTC: $(python3 -c "print(f'{$T_OURS:.1f}')") s = $R_IDEAL x S/B"
+if [ -z "${SKIP_CHAIN:-}" ]; then
+  echo "chain:"
+  python3 "$ROOT/bench/linkline.py" report "$OUT.csv" "$CHAIN_A" "$CHAIN_B" "$RATE_BPS" "$OUT-chain.svg" \
+    "plain relay chain (socat | tee | socat), same run: $(python3 -c "print(f'{$T_CHAIN:.1f}')") s = $R_CHAIN_IDEAL x S/B"
+fi
+} | tee "$OUT.txt"
