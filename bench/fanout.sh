@@ -67,7 +67,9 @@ PY
 PG_PORT=$(python3 -c "import urllib.parse as u,sys; print(u.urlparse(sys.argv[1][5:]).port or 5432)" "$ADMIN_URL")
 PG_USER=$(python3 -c "import urllib.parse as u,sys; print(dict(u.parse_qsl(u.urlparse(sys.argv[1][5:]).query)).get('user','postgres'))" "$ADMIN_URL")
 MASTER_DB="jdbc:postgresql://127.0.0.1:$PG_PORT/$DB?user=$PG_USER"
-NODE_DB="jdbc:postgresql://$NET.1:5432/$DB?user=$PG_USER"
+# connectTimeout: on a machine shared with other benchmarks, a client forking its first backend
+# through the socat relay has been seen to need more than the driver's 10 s.
+NODE_DB="jdbc:postgresql://$NET.1:5432/$DB?user=$PG_USER&connectTimeout=60"
 
 PIDS=()
 cleanup() {
@@ -85,7 +87,10 @@ cleanup() {
   if [ -n "${KEEP_WORK:-}" ]; then :
   else mountpoint -q "$DATA_DIR" 2>/dev/null && umount "$DATA_DIR"; rm -rf "$WORK"; fi
 }
-trap cleanup EXIT INT TERM
+# INT/TERM exit (running cleanup once, through EXIT): a trap that only cleaned up let the script
+# run on into a second cleanup that tore down the namespaces of whatever run came next.
+trap cleanup EXIT
+trap "exit 143" INT TERM
 
 mountpoint -q "$WORK/data" 2>/dev/null && umount "$WORK/data"
 rm -rf "$WORK" && mkdir -p "$WORK/logs"
@@ -329,7 +334,7 @@ case "$RATE" in 100mbit) GOAL="target <= 1.15, star/ours >= 6";; 400mbit) GOAL="
 echo "fanout ours/ideal=$R_IDEAL ($GOAL) star/ours=$R_STAR links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')")"
 kill "$SAMPLER_PID" 2>/dev/null; sleep 0.3
 RATE_BPS=$(python3 -c "r='$RATE'.lower(); m={'kbit':1e3,'mbit':1e6,'gbit':1e9}; print([float(r[:-len(k)])*m[k] for k in m if r.endswith(k)][0])")
-echo "  load before the run: $LOAD0"
+echo "  load before the run: $LOAD0; after: $(uptime | sed 's/.*load average: //')"
 echo "mooncake:"
 python3 "$ROOT/bench/linkline.py" report "$OUT.csv" "$a" "$b" "$RATE_BPS" "$OUT-ours.svg" \
   "mooncake, 1 + $((NODES - 1)), ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB objects, $RATE links, $(date -u '+%Y-%m-%d %H:%M') UTC: $(python3 -c "print(f'{$T_OURS:.1f}')") s = $R_IDEAL x S/B"

@@ -5,7 +5,9 @@
                                         interfaces (until SIGTERM); needs nothing but /sys
   linkline.py report OUT.csv T0 T1 RATE_BPS SVG TITLE
                                         the job ran from T0 to T1 (epoch seconds): print each link's
-                                        first byte, last byte and idle share, and draw SVG, one row
+                                        first byte, last byte, use (bytes over what the link could
+                                        carry from its first byte to the job's end) and idle share,
+                                        and draw SVG, one row
                                         per node (the seed's uplink first, then each follower's
                                         downlink, with what the follower relayed as a line)
 
@@ -81,7 +83,7 @@ def report(csv, t0, t1, rate_bps, svg, title):
         else:
             links.append((f"node {k} received", bins(rows, tx_col, t0, t1), bins(rows, rx_col, t0, t1)))
     print(f"  per-link timeline ({BIN * 1000:.0f} ms bins, idle < {IDLE_SHARE:.0%} of the link): {svg}")
-    print(f"  {'link':<18} {'first byte':>10} {'last byte':>10} {'MiB':>7} {'idle':>6}  longest idle")
+    print(f"  {'link':<18} {'first byte':>10} {'last byte':>10} {'MiB':>7} {'used':>6} {'idle':>6}  longest idle")
     worst = 0.0
     stats = []
     for label, b, _ in links:
@@ -101,7 +103,8 @@ def report(csv, t0, t1, rate_bps, svg, title):
         stats.append((first, share))
         if label != "seed sent":
             worst = max(worst, share)
-        print(f"  {label:<18} {first * BIN:>9.1f}s {(last + 1) * BIN:>9.1f}s {sum(b) / 2**20:>7.0f} {share:>6.1%}  {longest * BIN:.1f} s")
+        used = sum(b[first:]) / (cap * span)
+        print(f"  {label:<18} {first * BIN:>9.1f}s {(last + 1) * BIN:>9.1f}s {sum(b) / 2**20:>7.0f} {used:>6.0%} {share:>6.1%}  {longest * BIN:.1f} s")
     print(f"linkline worst_follower_idle={worst:.3f} (target <= 0.10) svg={svg}")
     draw(svg, title, links, stats, cap, t1 - t0)
 
