@@ -128,7 +128,9 @@ done
 # The per-link timeline: the bridge ends' counters every 100 ms for the whole run.
 python3 "$ROOT/bench/linkline.py" sample "$OUT.csv" $(for i in $(seq 0 $((NODES - 1))); do echo "mcv$i"; done) & PIDS+=($!); SAMPLER_PID=$!
 # Postgres listens on loopback only: relay the bridge address to it (control traffic, unshaped).
-socat TCP-LISTEN:5432,bind=$NET.1,fork,reuseaddr TCP:127.0.0.1:$PG_PORT & PIDS+=($!)
+# backlog: 8 clients open their pools at once; socat's default of 5 dropped SYNs, and under load
+# the retransmissions outlasted the driver's connect timeout.
+socat TCP-LISTEN:5432,bind=$NET.1,fork,reuseaddr,backlog=1024 TCP:127.0.0.1:$PG_PORT & PIDS+=($!)
 
 BYTES=$((SIZE_MIB * 1024 * 1024))
 SRC="$WORK/src/model.bin"; mkdir -p "$WORK/src"
