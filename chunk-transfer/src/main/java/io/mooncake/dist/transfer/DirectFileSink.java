@@ -32,12 +32,14 @@ public final class DirectFileSink implements ByteSink {
    * began, and the last 4 MiB reached the readers only after the whole object had (issue 20's
    * per-link timeline: the followers' downlinks at 1/7 for the job's first 3 s, and each follower's
    * uplink silent for seconds, then flooded). A fast stream (loopback, 1 GiB/s) still fills the
-   * buffer first and writes 4 MiB at a time; a 1.8 MB/s one writes about every 256 KiB (0.15 s).
+   * buffer first and writes 4 MiB at a time (any stream over 84 MB/s does: at 20 ms, streams of 128
+   * MB/s wrote 2.5 MB pieces and bench/transfer.sh on a 0.23 GiB/s disk took 9.9 s instead of 8.6
+   * in one A/B); a 1.8 MB/s one writes about every 256 KiB (0.15 s).
    */
   public static final int MIN_FLUSH_BYTES = 256 * 1024;
 
   /** See {@link #MIN_FLUSH_BYTES}. */
-  public static final long FLUSH_AFTER_NANOS = 20_000_000L;
+  public static final long FLUSH_AFTER_NANOS = 50_000_000L;
 
   private final FileChannel direct;
   private final FileChannel buffered;
