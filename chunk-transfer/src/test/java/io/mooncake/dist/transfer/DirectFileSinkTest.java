@@ -108,4 +108,42 @@ class DirectFileSinkTest {
     }
     assertArrayEquals(data, Files.readAllBytes(dst));
   }
+
+  /**
+   * What is in the file is what a node relays while the object arrives: a slow stream reaches the
+   * file every {@code MIN_FLUSH_BYTES} once {@code FLUSH_AFTER_NANOS} have passed, a fast one in
+   * whole staging buffers. The clock is a counter the test moves, not the wall clock.
+   */
+  @Test
+  void aSlowStreamReachesTheFileInSmallStepsAFastOneInWholeBuffers() throws IOException {
+    Path file = tmp.resolve("steps.bin");
+    int block = 4096;
+    long[] now = {0};
+    try (FileChannel c =
+        FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      // The same channel stands in for the O_DIRECT one: what is counted is the writes.
+      DirectFileSink sink = new DirectFileSink(c, c, 0, block, () -> now[0]);
+      byte[] piece = random(100_000, 3);
+      sink.write(ByteBuffer.wrap(piece));
+      sink.write(ByteBuffer.wrap(piece));
+      sink.write(ByteBuffer.wrap(piece));
+      assertEquals(0, sink.stored(), "300,000 bytes at once stay staged: no time has passed");
+      now[0] += DirectFileSink.FLUSH_AFTER_NANOS - 1;
+      sink.write(ByteBuffer.wrap(piece, 0, 10));
+      assertEquals(0, sink.stored(), "not yet: the interval has not passed");
+      now[0] += 1;
+      sink.write(ByteBuffer.wrap(piece, 0, 10));
+      assertEquals(300_020 & -block, sink.stored(), "the aligned part of what was staged");
+      now[0] += DirectFileSink.FLUSH_AFTER_NANOS;
+      sink.write(ByteBuffer.wrap(piece, 0, 1000));
+      assertEquals(300_020 & -block, sink.stored(), "under MIN_FLUSH_BYTES staged: still waiting");
+      // A fast stream: the clock stands still, so only full buffers are written.
+      sink.write(ByteBuffer.wrap(random(2 * DirectFileSink.STAGING_BYTES, 4)));
+      long written = sink.stored() - (300_020 & -block);
+      assertEquals(0, written % DirectFileSink.STAGING_BYTES, "whole buffers only: " + written);
+      assertTrue(written > 0);
+      sink.finish();
+      assertEquals(300_020 + 1000 + 2L * DirectFileSink.STAGING_BYTES, sink.stored());
+    }
+  }
 }
