@@ -249,11 +249,11 @@ public final class ReplicaCatalog {
   /**
    * Always one row per source, or one row of nulls (but the seed's answers) when there is none. The
    * query is the database function {@code copy_sources} (migration V012, bounded by V015): PL/pgSQL
-   * keeps its plan for the life of the server connection, where a statement sent through a
-   * transaction-mode pooler (no server-side prepared statements) was planned on every copy, 4.8 ms
-   * each at 100 nodes (issue 19). It ranks the sources by load among a random sample of {@link
-   * #SAMPLE}, not avoided ones first; its avoidance rule is {@link #AVOIDED}'s, with the same
-   * constants passed in.
+   * keeps its (forced generic) plan until a vacuum or analyze of a table it reads invalidates it,
+   * where a statement sent through a transaction-mode pooler without prepared statements was
+   * planned on every copy, 4.8 ms each at 100 nodes (issue 19). It ranks by load the {@link
+   * #SAMPLE} sources after the asking node on the node-id ring, not avoided ones first; its
+   * avoidance rule is {@link #AVOIDED}'s, with the same constants passed in.
    */
   private static final String SOURCES = "SELECT * FROM copy_sources(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
