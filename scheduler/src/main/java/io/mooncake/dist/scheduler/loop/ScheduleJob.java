@@ -85,7 +85,10 @@ public final class ScheduleJob {
    * materialized scan: 10,000 x 10,000 comparisons, 8.6 s instead of 5. No {@code ON CONFLICT}:
    * only this statement writes {@code copy_releases}, under the job's row lock, so a duplicate
    * would be a bug, and its primary key then aborts the pass rather than let it create the object's
-   * copies twice. The followers are woken once per statement.
+   * copies twice. The followers are woken once per statement. The copies' counts ({@code
+   * task_counts}, V016) are added here, one row per follower: the row trigger that counts other
+   * inserts skips rows without a payload, as a transition table over a million-row insert would
+   * cost more than the insert.
    *
    * <p>Binds: stripe count F, copy max attempts, job id, follower node ids, their stripes.
    */
@@ -134,7 +137,14 @@ public final class ScheduleJob {
                    ((t.n - f.stripe) % job.stripes + job.stripes) % job.stripes * ((t.total + job.stripes - 1) / job.stripes)
                    + t.n / job.stripes AS rank
               FROM fresh t
-             ORDER BY rank) c)
+             ORDER BY rank) c),
+      counted AS (
+        INSERT INTO task_counts AS k (job_id, node_id, task_type, state, tasks)
+        SELECT job.job_id, f.node_id, 'REPLICA_COPY', 'pending', (SELECT count(*) FROM fresh)
+          FROM job, followers f
+         WHERE EXISTS (SELECT 1 FROM fresh)
+         ORDER BY f.node_id
+        ON CONFLICT (job_id, node_id, task_type, state) DO UPDATE SET tasks = k.tasks + excluded.tasks)
       SELECT (SELECT count(*) FROM released)::int,
              (SELECT count(pg_notify('mooncake_node', f.node_id)) FROM followers f WHERE EXISTS (SELECT 1 FROM fresh))::int
       """;
@@ -199,11 +209,11 @@ public final class ScheduleJob {
 
   /**
    * The job's tasks counted per node, type and state, with the first failure's error of each failed
-   * group. Two statements: a plain count (a hash aggregate) and the failed rows alone through their
-   * partial index (V015). One statement with the error as an ordered aggregate made Postgres sort
-   * every task row of the job on each pass: 0.94 s against 0.32 s for the count at 1,000 followers
-   * × 256 objects (issue 19), while the pass holds the job row that deferrals and failures wait
-   * for.
+   * group. The counts are kept by {@code task_counts} (V016: the triggers on {@code tasks} and the
+   * release statement), one row per (node, type, state): O(N) a pass. Counting the task rows
+   * themselves read every row of the job (N x K) on every pass: 0.32 s at 1,000 followers x 256
+   * objects (issue 19), while the pass holds the job row that deferrals and failures wait for. The
+   * failed rows alone are read for their errors, through their partial index (V015).
    */
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
@@ -223,26 +233,26 @@ public final class ScheduleJob {
                 firstErrors.put(
                     List.of(r.get(0, String.class), r.get(1, String.class)),
                     r.get(2, String.class)));
-    tx.select(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE, DSL.count())
-        .from(TASKS)
-        .where(TASKS.JOB_ID.eq(jobId))
-        .groupBy(TASKS.NODE_ID, TASKS.TASK_TYPE, TASKS.STATE)
+    tx.resultQuery(
+            "SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ? AND tasks <> 0",
+            jobId)
         .fetch()
         .forEach(
             r -> {
-              int n = r.value4();
+              String node = r.get(0, String.class);
+              String type = r.get(1, String.class);
+              int n = Math.toIntExact(r.get(3, Long.class));
               TaskCounts c =
-                  switch (TaskState.fromWire(r.value3())) {
+                  switch (TaskState.fromWire(r.get(2, String.class))) {
                     case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
                     case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
                     case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
                     case FAILED ->
-                        new TaskCounts(
-                            0, 0, 0, n, 0, firstErrors.get(List.of(r.value1(), r.value2())));
+                        new TaskCounts(0, 0, 0, n, 0, firstErrors.get(List.of(node, type)));
                     case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
                   };
-              out.computeIfAbsent(r.value1(), k -> new EnumMap<>(TaskType.class))
-                  .merge(TaskType.valueOf(r.value2()), c, TaskCounts::plus);
+              out.computeIfAbsent(node, k -> new EnumMap<>(TaskType.class))
+                  .merge(TaskType.valueOf(type), c, TaskCounts::plus);
             });
     return out;
   }

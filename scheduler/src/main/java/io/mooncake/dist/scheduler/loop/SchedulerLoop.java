@@ -5,7 +5,7 @@ import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.scheduler.store.JobStore;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,12 +19,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's scheduling thread. Every {@code tick} it rescues expired leases, fails the open
  * tasks of nodes gone longer than the node grace, and evaluates every active job it can lock. In
- * between, a task of job X finishing (NOTIFY {@code mooncake_job, 'X'}) evaluates job X at once,
- * first and alone, without walking every other active job; a notification without a job (a
- * published replica, which may unblock pipelined copies of any job, or a listener reconnect)
- * evaluates every active job. Polling covers lost notifications. Every master runs one: per-job row
- * locks, not a leader, decide who drives a job, so a dead master stalls nothing. A second thread
- * prunes the tasks of jobs finished longer than the retention ago ({@link PruneFinishedTasks}).
+ * between, a task of job X finishing (NOTIFY {@code mooncake_job, 'X'}) evaluates job X first and
+ * alone, without walking every other active job; a notification without a job (a published replica,
+ * which may unblock pipelined copies of any job, or a listener reconnect) evaluates every active
+ * job. A notified job is evaluated at once unless it was evaluated less than {@link #NOTIFIED_GAP}
+ * (or its last evaluation's duration) ago; then once, at the end of that gap. Polling covers lost
+ * notifications. Every master runs one: per-job row locks, not a leader, decide who drives a job,
+ * so a dead master stalls nothing. A second thread prunes the tasks of jobs finished longer than
+ * the retention ago ({@link PruneFinishedTasks}).
  */
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
@@ -58,6 +60,18 @@ public final class SchedulerLoop implements AutoCloseable {
   private final PruneFinishedTasks pruner;
   private final Semaphore wake = new Semaphore(0);
   private final Set<String> dirtyJobs = ConcurrentHashMap.newKeySet();
+
+  /**
+   * The earliest moment a notified job is evaluated again (System.nanoTime()): its last
+   * evaluation's end plus the longer of {@link #NOTIFIED_GAP} and that evaluation's duration. Every
+   * finished task and every published replica notifies; evaluated at each, a job with a thousand
+   * followers was evaluated back to back through its whole copy phase (issue 19). Notifications
+   * that arrive meanwhile are merged into one evaluation at that moment.
+   */
+  private final Map<String, Long> notBefore = new ConcurrentHashMap<>();
+
+  /** The shortest interval between two notified evaluations of one job. */
+  static final Duration NOTIFIED_GAP = Duration.ofMillis(100);
 
   /** When each active job is next due for a polling evaluation (System.nanoTime()). */
   private final Map<String, Long> nextPoll = new ConcurrentHashMap<>();
@@ -116,29 +130,36 @@ public final class SchedulerLoop implements AutoCloseable {
     long lastTick = System.nanoTime() - settings.tick().toNanos();
     while (running) {
       try {
-        // First the jobs whose tasks just finished: this is the wake-up path, keep it short.
-        List<String> dirty = new ArrayList<>(dirtyJobs);
-        dirtyJobs.removeAll(dirty);
-        dirty.forEach(this::evaluate);
-        boolean tickDue = System.nanoTime() - lastTick >= settings.tick().toNanos();
-        if (tickDue) {
+        // First the jobs notified as changed: this is the wake-up path, keep it short. A
+        // notification without a job marks every active job.
+        if (fullPassWanted.getAndSet(false)) {
+          dirtyJobs.addAll(jobs.activeJobIds(JOBS_PER_PASS));
+        }
+        Set<String> evaluated = new HashSet<>();
+        for (String jobId : List.copyOf(dirtyJobs)) {
+          if (notBefore.getOrDefault(jobId, 0L) - System.nanoTime() <= 0
+              && dirtyJobs.remove(jobId)) {
+            evaluate(jobId);
+            evaluated.add(jobId);
+          }
+        }
+        if (System.nanoTime() - lastTick >= settings.tick().toNanos()) {
           lastTick = System.nanoTime();
           maintain();
-        }
-        if (fullPassWanted.getAndSet(false)) {
-          evaluateActiveJobs(Set.copyOf(dirty), false);
-        } else if (tickDue) {
-          evaluateActiveJobs(Set.copyOf(dirty), true);
+          evaluateActiveJobs(evaluated, true);
         }
       } catch (RuntimeException e) {
         log.warn("scheduler pass failed, retrying next tick: {}", e.getMessage());
       }
-      long untilTick = settings.tick().toNanos() - (System.nanoTime() - lastTick);
+      long now = System.nanoTime();
+      long waitNanos = settings.tick().toNanos() - (now - lastTick);
+      for (String jobId : dirtyJobs) {
+        waitNanos = Math.min(waitNanos, notBefore.getOrDefault(jobId, 0L) - now);
+      }
       try {
-        if (dirtyJobs.isEmpty()
-            && !fullPassWanted.get()
-            && untilTick > 0
-            && wake.tryAcquire(untilTick, TimeUnit.NANOSECONDS)) {
+        if (!fullPassWanted.get()
+            && waitNanos > 0
+            && wake.tryAcquire(waitNanos, TimeUnit.NANOSECONDS)) {
           wake.drainPermits();
         }
       } catch (InterruptedException e) {
@@ -178,6 +199,7 @@ public final class SchedulerLoop implements AutoCloseable {
   private void evaluateActiveJobs(Set<String> justEvaluated, boolean polling) {
     List<String> active = jobs.activeJobIds(JOBS_PER_PASS);
     nextPoll.keySet().retainAll(Set.copyOf(active));
+    notBefore.keySet().retainAll(Set.copyOf(active));
     long now = System.nanoTime();
     for (String jobId : active) {
       if (!justEvaluated.contains(jobId) && !(polling && nextPoll.getOrDefault(jobId, now) > now)) {
@@ -195,6 +217,7 @@ public final class SchedulerLoop implements AutoCloseable {
     }
     long end = System.nanoTime();
     nextPoll.put(jobId, end + (POLL_COST_FACTOR - 1) * (end - start));
+    notBefore.put(jobId, end + Math.max(NOTIFIED_GAP.toNanos(), end - start));
   }
 
   /** Prunes now; public so tests and operators can run it without waiting for the schedule. */
