@@ -33,9 +33,11 @@ import java.util.concurrent.TimeoutException;
  *
  * <ul>
  *   <li>{@code POST /api/v1/nodes/heartbeat} {@code {"node_id", "instance_id", "lease_owner",
- *       "running_task_ids": [..], "lease_seconds", "disk"}} ({@code disk}: {@link
- *       NodeRegistry.Disk#toWire}): 200 {@code {"recorded": true}}, or 409 when another instance
- *       has registered under the node's id (the node stops, as with a direct heartbeat);
+ *       "running_task_ids": [..], "running_task_bytes": [..], "lease_seconds", "disk"}} ({@code
+ *       running_task_bytes}, optional: each running task's bytes so far, -1 when unchanged since
+ *       the last heartbeat; {@code disk}: {@link NodeRegistry.Disk#toWire}): 200 {@code
+ *       {"recorded": true}}, or 409 when another instance has registered under the node's id (the
+ *       node stops, as with a direct heartbeat);
  *   <li>{@code GET /api/v1/nodes/wakeups?node_id=..&since=<token>&wait_ms=..}: waits up to {@code
  *       wait_ms} (at most {@link #MAX_WAIT}) for work addressed to the node; 200 {@code {"woken":
  *       bool, "token": ".."}}.
@@ -89,6 +91,16 @@ final class NodeLinkService implements HttpService {
     }
     List<Long> tasks = new ArrayList<>();
     json.path("running_task_ids").forEach(t -> tasks.add(t.asLong()));
+    List<Long> progress = null;
+    if (json.hasNonNull("running_task_bytes")) {
+      List<Long> bytes = new ArrayList<>();
+      json.get("running_task_bytes").forEach(b -> bytes.add(b.asLong(-1)));
+      if (bytes.size() != tasks.size()) {
+        throw new ApiError(
+            400, "running_task_bytes", "must list one count per entry of running_task_ids");
+      }
+      progress = bytes;
+    }
     double leaseSeconds = json.path("lease_seconds").asDouble(0);
     if (!(leaseSeconds > 0 && leaseSeconds <= 3600)) {
       throw new ApiError(400, "lease_seconds", "must be in (0, 3600]");
@@ -112,7 +124,8 @@ final class NodeLinkService implements HttpService {
                       owner,
                       tasks,
                       Duration.ofMillis((long) (leaseSeconds * 1000)),
-                      disk))
+                      disk,
+                      progress))
               .get(10, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
       throw new ApiError(503, null, "heartbeat not recorded: database unavailable; retry");

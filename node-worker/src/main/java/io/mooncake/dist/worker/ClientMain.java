@@ -424,9 +424,20 @@ public final class ClientMain implements Callable<Integer> {
    */
   static final Duration BORROW_TIMEOUT = Duration.ofSeconds(30);
 
+  /**
+   * The {@code application_name} of every node's connections: one name for all nodes, not one per
+   * node. A transaction-mode PgBouncer keeps each client's {@code application_name} and sends
+   * {@code SET application_name} whenever it gives the client a server connection last used by a
+   * client with another value; with a name per node that was nearly every transaction: 149,000 of
+   * the 277,600 statements of a 100-node job (bench/fleet.sh, PgBouncer 1.24.1, issue 19), 5.9
+   * statements a copy. Which node a backend serves shows in the rows it writes ({@code
+   * lease_owner}), not in a name a pooler would have made wrong anyway.
+   */
+  static final String APPLICATION_NAME = "mooncake_client";
+
   public static Database openDatabase(
       String dbUrl, int poolSize, boolean mayMigrate, NodeId nodeId) {
-    Database db = Database.open(dbUrl, poolSize, "mooncake_client " + nodeId, BORROW_TIMEOUT);
+    Database db = Database.open(dbUrl, poolSize, APPLICATION_NAME, BORROW_TIMEOUT);
     try {
       // One query instead of Flyway (its session lock and dozens of statements) on every start.
       int at = db.schemaVersion();

@@ -100,6 +100,7 @@ final class MasterLink implements AutoCloseable {
       String instanceId,
       String leaseOwner,
       Collection<Long> runningTaskIds,
+      List<Long> bytesDone,
       Duration lease,
       NodeRegistry.Disk disk) {
     Map<String, Object> body = new LinkedHashMap<>();
@@ -107,6 +108,9 @@ final class MasterLink implements AutoCloseable {
     body.put("instance_id", instanceId);
     body.put("lease_owner", leaseOwner);
     body.put("running_task_ids", runningTaskIds);
+    if (bytesDone != null) {
+      body.put("running_task_bytes", bytesDone);
+    }
     body.put("lease_seconds", lease.toMillis() / 1000.0);
     if (disk != null) {
       body.put("disk", disk.toWire());

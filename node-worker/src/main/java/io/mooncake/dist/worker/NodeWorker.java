@@ -154,10 +154,11 @@ public final class NodeWorker implements AutoCloseable {
   private Duration idlePoll;
 
   /**
-   * How often the progress of running tasks is written (one statement for all of them). Each write
-   * also keeps a relaying copy fresh for {@code TaskExecutor.RELAY_FRESH} (5 s); the status page
-   * polls every 2 s. Every 250 ms, it was the most frequent statement per copy at 100 nodes (issue
-   * 19).
+   * How often the progress of running tasks is written (one statement for all of them) when the
+   * heartbeat does not carry it (a heartbeat slower than {@link ProgressReporter#RIDE_AT_MOST}).
+   * Each write also keeps a relaying copy fresh for {@code TaskExecutor.RELAY_FRESH} (5 s); the
+   * status page polls every 2 s. Every 250 ms, it was the most frequent statement per copy at 100
+   * nodes (issue 19).
    */
   static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
 
@@ -383,7 +384,7 @@ public final class NodeWorker implements AutoCloseable {
                   })
               .start();
     }
-    progressReporter = new ProgressReporter(queue, PROGRESS_EVERY, nodeId);
+    progressReporter = new ProgressReporter(queue, PROGRESS_EVERY, settings.heartbeat(), nodeId);
     heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
     // Virtual: it sleeps almost always, and a fleet benchmark runs a thousand workers per JVM.
     diskLoop = Thread.ofVirtual().name("disk-keeper-" + nodeId).start(this::diskLoop);
@@ -543,16 +544,21 @@ public final class NodeWorker implements AutoCloseable {
     while (running) {
       try {
         List<Long> tasks = List.copyOf(executing);
+        List<Long> progress = progressReporter.moved(tasks);
         NodeRegistry.Disk report = diskReport();
         Optional<Boolean> linked =
             masterLink == null
                 ? Optional.empty()
-                : masterLink.heartbeat(instanceId, leaseOwner, tasks, settings.lease(), report);
+                : masterLink.heartbeat(
+                    instanceId, leaseOwner, tasks, progress, settings.lease(), report);
         boolean recorded =
             linked.isPresent()
                 ? linked.get()
                 : registry.heartbeat(
-                    nodeId, instanceId, leaseOwner, tasks, settings.lease(), report);
+                    nodeId, instanceId, leaseOwner, tasks, progress, settings.lease(), report);
+        if (recorded) {
+          progressReporter.recorded(tasks, progress);
+        }
         if (!recorded) {
           log.error("another mooncake_client registered as {}; this one stops", nodeId);
           running = false;

@@ -17,8 +17,8 @@ final class Progress implements LongConsumer {
   private volatile String source;
   private volatile long bytes;
 
-  /** What the reporter last wrote; only the reporter thread touches it. */
-  long reported;
+  /** What was last written (by the heartbeat, or the reporter's own thread). */
+  volatile long reported;
 
   Progress(TaskQueue queue, long taskId, String leaseOwner) {
     this.queue = queue;

@@ -10,11 +10,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes the progress of this node's running tasks every {@code interval}, on a thread of its own
- * and in one statement for all of them ({@link TaskQueue#progressAll}): one row lock on the
- * placement's byte count and one commit per interval, instead of one per task, and never on a
+ * The progress of this node's running tasks, written in one statement for all of them: one row lock
+ * on the placement's byte count and one commit per round, instead of one per task, and never on a
  * transfer's event loop. A task whose count did not move is not written, so its row ages, which is
  * how a stalled pull stops counting as in flight for other nodes.
+ *
+ * <p>Normally the counts ride on the heartbeat ({@link #moved} and {@link #recorded}), whose lease
+ * renewal writes these rows anyway (issue 19: a progress statement per node and second was 9,900 of
+ * the statements of a 100-node job). With a heartbeat slower than {@link #RIDE_AT_MOST}, a thread
+ * of its own writes them every {@code interval} instead ({@link TaskQueue#progressAll}): a relaying
+ * copy must be written more often than the relay freshness window (5 s).
  */
 final class ProgressReporter implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProgressReporter.class);
@@ -25,10 +30,65 @@ final class ProgressReporter implements AutoCloseable {
   private final Thread thread;
   private volatile boolean stopped;
 
-  ProgressReporter(TaskQueue queue, Duration interval, String nodeId) {
+  /** The slowest heartbeat that still carries the progress (the relay freshness window is 5 s). */
+  static final Duration RIDE_AT_MOST = Duration.ofSeconds(2);
+
+  /**
+   * @param heartbeat the node's heartbeat interval: at most {@link #RIDE_AT_MOST}, the counts ride
+   *     on it and no thread of its own writes them
+   */
+  ProgressReporter(TaskQueue queue, Duration interval, Duration heartbeat, String nodeId) {
     this.queue = queue;
     this.interval = interval;
-    this.thread = Thread.ofPlatform().daemon().name("progress-" + nodeId).start(this::loop);
+    this.thread =
+        heartbeat.compareTo(RIDE_AT_MOST) <= 0
+            ? null
+            : Thread.ofPlatform().daemon().name("progress-" + nodeId).start(this::loop);
+  }
+
+  /** Whether the heartbeat carries the counts. */
+  boolean ridesOnHeartbeat() {
+    return thread == null;
+  }
+
+  /**
+   * For the heartbeat: per task of {@code taskIds}, in order, its count if it moved since last
+   * recorded, else -1; null when none moved (or a thread of its own writes them).
+   */
+  List<Long> moved(List<Long> taskIds) {
+    if (thread != null) {
+      return null;
+    }
+    java.util.Map<Long, Progress> byTask = new java.util.HashMap<>();
+    for (Progress p : running) {
+      byTask.put(p.taskId(), p);
+    }
+    List<Long> out = new ArrayList<>(taskIds.size());
+    boolean any = false;
+    for (Long id : taskIds) {
+      Progress p = byTask.get(id);
+      long b = p == null ? -1 : p.bytes();
+      if (p != null && b != p.reported) {
+        out.add(b);
+        any = true;
+      } else {
+        out.add(-1L);
+      }
+    }
+    return any ? out : null;
+  }
+
+  /** The heartbeat carrying {@link #moved}'s counts was recorded. */
+  void recorded(List<Long> taskIds, List<Long> bytes) {
+    if (bytes == null) {
+      return;
+    }
+    for (Progress p : running) {
+      int i = taskIds.indexOf(p.taskId());
+      if (i >= 0 && bytes.get(i) >= 0) {
+        p.reported = bytes.get(i);
+      }
+    }
   }
 
   /** A task started: report its progress until {@link #finished}. */
@@ -88,6 +148,8 @@ final class ProgressReporter implements AutoCloseable {
   @Override
   public void close() {
     stopped = true;
-    thread.interrupt();
+    if (thread != null) {
+      thread.interrupt();
+    }
   }
 }

@@ -473,6 +473,87 @@ class TaskQueueTest {
     assertTrue(lease(t.taskId()).isAfter(leaseBefore.plusMinutes(30)), "renewed for the hour");
   }
 
+  /**
+   * Progress rides on the lease renewal (issue 19), through a master's batch and through a node's
+   * own heartbeat: a moved count is written with {@code updated_at}; -1 (unchanged) leaves both
+   * alone, so a stalled transfer's row still ages; a task whose lease another owner holds is not
+   * written; a count list that does not match the tasks is refused.
+   */
+  @Test
+  void heartbeatsCarryTheProgressOfRunningTasksAndLeaveStalledOnesAging() throws Exception {
+    String a = "10.0.0.30:1";
+    String b = "10.0.0.31:1";
+    jobWithDownload("hb-progress-a", a);
+    jobWithDownload("hb-progress-b", b);
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    nodes.register(a, "10.0.0.30", 1, "/data", "i-a");
+    nodes.register(b, "10.0.0.31", 1, "/data", "i-b");
+    TaskQueue q = new TaskQueue(dsl());
+    long ta = q.claim(a, "owner-a", 1, Duration.ofSeconds(30)).get(0).taskId();
+    long tb = q.claim(b, "owner-b", 1, Duration.ofSeconds(30)).get(0).taskId();
+    dsl()
+        .execute(
+            "UPDATE tasks SET updated_at = now() - interval '1 minute' WHERE task_id IN (?, ?)",
+            ta,
+            tb);
+    java.time.OffsetDateTime aged = updatedAt(ta);
+
+    NodeRegistry.Beaten beaten =
+        nodes.heartbeatAll(
+            List.of(
+                new NodeRegistry.Beat(
+                    a, "i-a", "owner-a", List.of(ta), Duration.ofHours(1), null, List.of(4096L)),
+                new NodeRegistry.Beat(
+                    b, "i-b", "owner-b", List.of(tb), Duration.ofHours(1), null, List.of(-1L))));
+    assertEquals(Set.of(a, b), beaten.recorded());
+    assertEquals(4096L, bytesDone(ta));
+    assertTrue(updatedAt(ta).isAfter(aged.plusSeconds(30)), "a moved count refreshes the row");
+    assertEquals(0L, bytesDone(tb));
+    assertEquals(aged, updatedAt(tb), "an unchanged count leaves the row aging");
+    assertTrue(lease(tb).isAfter(java.time.OffsetDateTime.now().plusMinutes(30)), "renewed");
+
+    // A node's own heartbeat, and a count under a lease owner that no longer holds the task.
+    assertTrue(
+        nodes.heartbeat(
+            a, "i-a", "owner-a", List.of(ta), List.of(8192L), Duration.ofHours(1), null));
+    assertEquals(8192L, bytesDone(ta));
+    assertTrue(
+        nodes.heartbeat(
+            b, "i-b", "not-owner", List.of(tb), List.of(99L), Duration.ofHours(1), null));
+    assertEquals(0L, bytesDone(tb), "only the lease owner's counts are written");
+    assertEquals(
+        8192L,
+        dsl()
+            .resultQuery(
+                "SELECT staged_bytes FROM placement_bytes WHERE job_id = 'hb-progress-a' AND node_id = ?",
+                a)
+            .fetchOne(0, Long.class),
+        "the snapshot's byte counter follows");
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            new NodeRegistry.Beat(
+                a, "i-a", "owner-a", List.of(ta), Duration.ofHours(1), null, List.of()));
+  }
+
+  private static long bytesDone(long taskId) {
+    return dsl()
+        .select(TASKS.BYTES_DONE)
+        .from(TASKS)
+        .where(TASKS.TASK_ID.eq(taskId))
+        .fetchOne()
+        .value1();
+  }
+
+  private static java.time.OffsetDateTime updatedAt(long taskId) {
+    return dsl()
+        .select(TASKS.UPDATED_AT)
+        .from(TASKS)
+        .where(TASKS.TASK_ID.eq(taskId))
+        .fetchOne()
+        .value1();
+  }
+
   private static java.time.OffsetDateTime lease(long taskId) {
     return dsl()
         .select(TASKS.LEASE_EXPIRES_AT)

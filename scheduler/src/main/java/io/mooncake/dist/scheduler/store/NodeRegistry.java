@@ -176,19 +176,40 @@ public final class NodeRegistry {
       java.util.Collection<Long> runningTaskIds,
       Duration lease,
       Disk disk) {
+    return heartbeat(nodeId, instanceId, leaseOwner, runningTaskIds, null, lease, disk);
+  }
+
+  /**
+   * As above, also recording the running tasks' progress: {@code bytesDone} lists, in the order of
+   * {@code runningTaskIds}, each task's bytes so far, or -1 where the count has not moved since the
+   * last heartbeat ({@code null}: none moved). A moved count is written with {@code updated_at}, so
+   * a stalled transfer's row ages (how a stalled pull stops counting as in flight for others), as
+   * the separate progress write did. Progress rides on the lease renewal that writes these rows
+   * anyway: one statement fewer per node and second of transfer (issue 19).
+   */
+  public boolean heartbeat(
+      String nodeId,
+      String instanceId,
+      String leaseOwner,
+      java.util.Collection<Long> runningTaskIds,
+      List<Long> bytesDone,
+      Duration lease,
+      Disk disk) {
     if (runningTaskIds.isEmpty()) {
       return heartbeat(nodeId, instanceId, disk);
     }
+    Long[] bytes = Beat.progressOf(runningTaskIds, bytesDone);
     boolean recorded =
         dsl.connectionResult(
             c -> {
               try (java.sql.PreparedStatement ps = c.prepareStatement(HEARTBEAT_AND_RENEW)) {
-                ps.setString(1, leaseOwner);
-                ps.setArray(2, c.createArrayOf("bigint", runningTaskIds.toArray()));
-                ps.setDouble(3, lease.toMillis() / 1000.0);
-                setDisk(ps, 4, disk);
-                ps.setString(8, nodeId);
-                ps.setString(9, instanceId);
+                ps.setArray(1, c.createArrayOf("bigint", runningTaskIds.toArray()));
+                ps.setArray(2, c.createArrayOf("bigint", bytes));
+                ps.setString(3, leaseOwner);
+                ps.setDouble(4, lease.toMillis() / 1000.0);
+                setDisk(ps, 5, disk);
+                ps.setString(9, nodeId);
+                ps.setString(10, instanceId);
                 return ps.executeUpdate() == 1;
               }
             });
@@ -213,6 +234,15 @@ public final class NodeRegistry {
   }
 
   /**
+   * The progress part of a lease renewal: a count that moved (not -1) is written, with {@code
+   * updated_at} when it differs from the row's.
+   */
+  private static final String PROGRESS_SET =
+      """
+      bytes_done = CASE WHEN leases.bytes >= 0 THEN leases.bytes ELSE t.bytes_done END,
+      updated_at = CASE WHEN leases.bytes >= 0 AND leases.bytes <> t.bytes_done THEN now() ELSE t.updated_at END""";
+
+  /**
    * Renews only the task rows nobody holds locked right now ({@code SKIP LOCKED}): a locked row is
    * being finished (its own node's outcome) or rescued (the scheduler), and a heartbeat that waited
    * for it was a node that looked dead for as long as that transaction lasted (issue 19).
@@ -220,11 +250,14 @@ public final class NodeRegistry {
   private static final String HEARTBEAT_AND_RENEW =
       """
       WITH leases AS (
-        SELECT task_id FROM tasks
-         WHERE lease_owner = ? AND state = 'processing' AND task_id = ANY (?)
-           FOR UPDATE SKIP LOCKED),
+        SELECT t.task_id, r.bytes
+          FROM tasks t
+          JOIN unnest(?::bigint[], ?::bigint[]) AS r(task_id, bytes) ON t.task_id = r.task_id
+         WHERE t.lease_owner = ? AND t.state = 'processing'
+           FOR UPDATE OF t SKIP LOCKED),
       renewed AS (
-        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => ?)
+        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => ?),
+               %s
           FROM leases WHERE t.task_id = leases.task_id)
       UPDATE nodes SET heartbeat_at = now(),
              capacity_bytes = coalesce(?::bigint, capacity_bytes),
@@ -232,7 +265,8 @@ public final class NodeRegistry {
              high_watermark_pct = coalesce(?::integer, high_watermark_pct),
              low_watermark_pct = coalesce(?::integer, low_watermark_pct)
        WHERE node_id = ? AND instance_id = ?
-      """;
+      """
+          .formatted(PROGRESS_SET);
 
   /** One node's heartbeat as a master batches it: its instance and the leases it renews. */
   public record Beat(
@@ -241,7 +275,44 @@ public final class NodeRegistry {
       String leaseOwner,
       java.util.Collection<Long> runningTaskIds,
       Duration lease,
-      Disk disk) {
+      Disk disk,
+      List<Long> bytesDone) {
+    /**
+     * {@code bytesDone}: per running task, in order, its bytes so far or -1 when unchanged; null
+     * when no count moved.
+     */
+    public Beat {
+      if (bytesDone != null && bytesDone.size() != runningTaskIds.size()) {
+        throw new IllegalArgumentException(
+            "bytesDone lists "
+                + bytesDone.size()
+                + " counts for "
+                + runningTaskIds.size()
+                + " running tasks");
+      }
+    }
+
+    /** A heartbeat that reports no progress. */
+    public Beat(
+        String nodeId,
+        String instanceId,
+        String leaseOwner,
+        java.util.Collection<Long> runningTaskIds,
+        Duration lease,
+        Disk disk) {
+      this(nodeId, instanceId, leaseOwner, runningTaskIds, lease, disk, null);
+    }
+
+    /** Per task of {@code ids}, its count from {@code bytesDone}, or -1 (unchanged). */
+    static Long[] progressOf(java.util.Collection<Long> ids, List<Long> bytesDone) {
+      Long[] out = new Long[ids.size()];
+      for (int i = 0; i < out.length; i++) {
+        Long b = bytesDone == null ? null : bytesDone.get(i);
+        out[i] = b == null || b < 0 ? -1L : b;
+      }
+      return out;
+    }
+
     /** A heartbeat that reports no disk figures (an older client). */
     public Beat(
         String nodeId,
@@ -284,6 +355,7 @@ public final class NodeRegistry {
     Long[] taskIds = new Long[tasks];
     String[] owners = new String[tasks];
     Double[] seconds = new Double[tasks];
+    Long[] progress = new Long[tasks];
     int i = 0;
     int t = 0;
     for (Beat b : beats) {
@@ -295,9 +367,12 @@ public final class NodeRegistry {
         low[i] = b.disk().lowWatermarkPct();
       }
       instances[i++] = b.instanceId();
+      Long[] bytes = Beat.progressOf(b.runningTaskIds(), b.bytesDone());
+      int j = 0;
       for (Long id : b.runningTaskIds()) {
         taskIds[t] = id;
         owners[t] = b.leaseOwner();
+        progress[t] = bytes[j++];
         seconds[t++] = b.lease().toMillis() / 1000.0;
       }
     }
@@ -314,6 +389,7 @@ public final class NodeRegistry {
                 ps.setArray(7, c.createArrayOf("bigint", taskIds));
                 ps.setArray(8, c.createArrayOf("text", owners));
                 ps.setArray(9, c.createArrayOf("float8", seconds));
+                ps.setArray(10, c.createArrayOf("bigint", progress));
                 java.util.Set<String> recorded = new java.util.HashSet<>();
                 java.util.Set<String> busy = new java.util.HashSet<>();
                 try (java.sql.ResultSet rs = ps.executeQuery()) {
@@ -357,16 +433,18 @@ public final class NodeRegistry {
          WHERE n.node_id = free.node_id AND b.node_id = n.node_id AND b.instance_id = n.instance_id
         RETURNING n.node_id),
       leases AS (
-        SELECT t.task_id, r.secs
+        SELECT t.task_id, r.secs, r.bytes
           FROM tasks t
-          JOIN unnest(?::bigint[], ?::text[], ?::float8[]) AS r(task_id, owner, secs)
+          JOIN unnest(?::bigint[], ?::text[], ?::float8[], ?::bigint[]) AS r(task_id, owner, secs, bytes)
             ON t.task_id = r.task_id AND t.lease_owner = r.owner AND t.state = 'processing'
            FOR UPDATE OF t SKIP LOCKED),
       renewed AS (
-        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => leases.secs)
+        UPDATE tasks t SET lease_expires_at = now() + make_interval(secs => leases.secs),
+               %s
           FROM leases WHERE t.task_id = leases.task_id)
       SELECT mine.node_id, beat.node_id IS NOT NULL FROM mine LEFT JOIN beat ON beat.node_id = mine.node_id
-      """;
+      """
+          .formatted(PROGRESS_SET);
 
   public List<NodeInfo> list() {
     OffsetDateTime now = dsl.select(DSL.currentOffsetDateTime()).fetchOne().value1();
