@@ -634,7 +634,9 @@ public final class NodeWorker implements AutoCloseable {
       List<ClaimedTask> claimed = List.of();
       if (free > 0) {
         try {
-          claimed = queue.claim(nodeId, leaseOwner, free, settings.lease());
+          claimed =
+              queue.claimWithSources(
+                  nodeId, leaseOwner, free, settings.lease(), TaskExecutor.RELAY_FRESH);
         } catch (RuntimeException e) {
           log.warn("claim failed (database unreachable?): {}", e.getMessage());
         }

@@ -43,6 +43,13 @@ final class Progress implements LongConsumer {
    * other nodes see this copy's load on that source, and what makes this copy a relay for them.
    */
   void source(String nodeId) {
+    if (nodeId.equals(recordedSource)) {
+      // The claim named it already (TaskQueue.claimWithSources).
+      recordedSource = null;
+      this.source = nodeId;
+      return;
+    }
+    recordedSource = null;
     this.source = nodeId;
     try {
       queue.progress(taskId, leaseOwner, bytes, nodeId);
@@ -51,6 +58,16 @@ final class Progress implements LongConsumer {
       log.debug("source of task {} not recorded: {}", taskId, e.getMessage());
     }
   }
+
+  /**
+   * The task's row already names {@code nodeId} as its source (the claim wrote it): the next {@link
+   * #source} call for that node needs no write.
+   */
+  void sourceRecorded(String nodeId) {
+    this.recordedSource = nodeId;
+  }
+
+  private volatile String recordedSource;
 
   @Override
   public void accept(long bytes) {

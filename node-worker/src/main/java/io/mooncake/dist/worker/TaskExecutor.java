@@ -33,7 +33,7 @@ final class TaskExecutor {
   /**
    * A pull from the seed whose row was not written for this long no longer holds other copies back.
    */
-  private static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
+  static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
 
   /**
    * Pulls from the seed one follower runs at once. One: the seed's uplink is split among the
@@ -87,7 +87,7 @@ final class TaskExecutor {
       return switch (task.type()) {
         case MODEL_DOWNLOAD -> download(task, progress);
         case MODEL_VERIFY -> verify(task);
-        case REPLICA_COPY -> copy(task.taskId(), task.jobId(), task.payload(), progress);
+        case REPLICA_COPY -> copy(task, progress);
         case MATERIALIZE -> materialize(task);
       };
     } catch (StoreException e) {
@@ -198,8 +198,11 @@ final class TaskExecutor {
    * there. While it runs, the object is in {@link Arrivals}: other followers relay it from here as
    * it lands.
    */
-  private Outcome copy(long taskId, String jobId, TaskPayload payload, Progress progress)
+  private Outcome copy(ClaimedTask task, Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
+    long taskId = task.taskId();
+    String jobId = task.jobId();
+    TaskPayload payload = task.payload();
     FilePlan file = payload.files().get(0);
     ObjectPlan object = file.objects().get(0);
     if (object.digest() == null) {
@@ -227,14 +230,22 @@ final class TaskExecutor {
             finalPath.toString(),
             object.offset());
     for (int round = 0; ; round++) {
+      // The claim looked the sources up and named the first one other than the seed in the row
+      // (TaskQueue.claimWithSources); a second round looks again.
+      boolean claimed = round == 0 && task.sources() != null;
       ReplicaCatalog.CopySources found =
-          replicas.sources(
-              jobId,
-              object.objectId(),
-              object.digest(),
-              nodeId,
-              NodeRegistry.LIVENESS,
-              RELAY_FRESH);
+          claimed
+              ? task.sources()
+              : replicas.sources(
+                  jobId,
+                  object.objectId(),
+                  object.digest(),
+                  nodeId,
+                  NodeRegistry.LIVENESS,
+                  RELAY_FRESH);
+      if (claimed && task.recordedSource() != null) {
+        progress.sourceRecorded(task.recordedSource());
+      }
       if (round == 0 && found.heldHere() && alreadyHeld(object, finalPath, algorithm)) {
         return new Outcome(object.length(), null, List.of(mine));
       }

@@ -88,7 +88,7 @@ class TaskCountsTest {
     assertEquals(rows, counters(jobId), "task_counts after " + after);
   }
 
-  private static List<String> createJob(String jobId) {
+  static List<String> createJob(DSLContext dsl, String jobId) {
     String seed = "10.4.0.0:1";
     List<String> targets = new ArrayList<>(List.of(seed));
     IntStream.rangeClosed(1, FOLLOWERS).forEach(i -> targets.add("10.4.1." + i + ":1"));
@@ -111,28 +111,27 @@ class TaskCountsTest {
             seed,
             targets,
             null);
-    assertEquals(CreateResult.CREATED, new JobStore(dsl()).create(req, "sha", "{}"));
+    assertEquals(CreateResult.CREATED, new JobStore(dsl).create(req, "sha", "{}"));
     return targets;
   }
 
   /** The seed publishes the first {@code n} objects. */
-  private static void publish(String jobId, String seed, int from, int to) {
-    dsl()
-        .execute(
-            """
+  static void publish(DSLContext dsl, String jobId, String seed, int from, int to) {
+    dsl.execute(
+        """
             INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset)
             SELECT object_id, ?, length_bytes, 'sha256:' || md5(object_id) || md5(object_id), '/d/m.bin', offset_bytes
               FROM job_objects WHERE job_id = ? AND chunk_index >= ? AND chunk_index < ?""",
-            seed,
-            jobId,
-            from,
-            to);
+        seed,
+        jobId,
+        from,
+        to);
   }
 
   @Test
   void countersEqualTheTaskRowsAfterEveryKindOfWrite() {
     String job = "counts";
-    List<String> targets = createJob(job);
+    List<String> targets = createJob(dsl(), job);
     String seed = targets.get(0);
     TaskQueue q = new TaskQueue(dsl());
     assertTrue(ScheduleJob.run(dsl(), job));
@@ -140,10 +139,10 @@ class TaskCountsTest {
 
     ClaimedTask download = q.claim(seed, seed + "/w", 1, Duration.ofMinutes(5)).get(0);
     assertCountsMatch(job, "the download claimed");
-    publish(job, seed, 0, 20);
+    publish(dsl(), job, seed, 0, 20);
     assertTrue(ScheduleJob.run(dsl(), job));
     assertCountsMatch(job, "the first release");
-    publish(job, seed, 20, OBJECTS);
+    publish(dsl(), job, seed, 20, OBJECTS);
     assertTrue(ScheduleJob.run(dsl(), job));
     assertCountsMatch(job, "the second release");
 

@@ -175,47 +175,64 @@ public final class ReplicaCatalog {
             ps.setDouble(8, AVOID_FOR.toSeconds());
             ps.setInt(9, SAMPLE);
             ps.setDouble(10, LAPSED.toSeconds());
-            List<Replica> holders = new ArrayList<>();
-            java.util.Set<String> arriving = new java.util.HashSet<>();
-            java.util.Set<String> struck = new java.util.HashSet<>();
-            boolean held = false;
-            String seed = null;
-            boolean seedBusy = false;
-            int followers = 0;
+            SourceRows rows = new SourceRows();
             try (var rs = ps.executeQuery()) {
               while (rs.next()) {
-                seed = rs.getString(1);
-                seedBusy = rs.getBoolean(2);
-                followers = rs.getInt(3);
-                held = rs.getBoolean(12);
-                if (rs.getString(5) != null) {
-                  if (rs.getBoolean(11)) {
-                    struck.add(rs.getString(5));
-                  }
-                  holders.add(
-                      new Replica(
-                          rs.getString(4),
-                          rs.getString(5),
-                          rs.getLong(6),
-                          rs.getString(7),
-                          rs.getString(8),
-                          rs.getLong(9)));
-                  if (rs.getBoolean(10)) {
-                    arriving.add(rs.getString(5));
-                  }
-                }
+                rows.add(rs, 1);
               }
             }
-            return new CopySources(
-                List.copyOf(holders),
-                java.util.Set.copyOf(arriving),
-                java.util.Set.copyOf(struck),
-                seed,
-                seedBusy,
-                Math.max(0, followers),
-                held);
+            return rows.sources();
           }
         });
+  }
+
+  /**
+   * Collects the rows {@code copy_sources} returns for one copy (its twelve columns, from {@code
+   * at} on) into a {@link CopySources}.
+   */
+  static final class SourceRows {
+    private final List<Replica> holders = new ArrayList<>();
+    private final java.util.Set<String> arriving = new java.util.HashSet<>();
+    private final java.util.Set<String> struck = new java.util.HashSet<>();
+    private boolean held;
+    private String seed;
+    private boolean seedBusy;
+    private int followers;
+
+    void add(java.sql.ResultSet rs, int at) throws java.sql.SQLException {
+      seed = rs.getString(at);
+      seedBusy = rs.getBoolean(at + 1);
+      followers = rs.getInt(at + 2);
+      held = rs.getBoolean(at + 11);
+      String node = rs.getString(at + 4);
+      if (node != null) {
+        if (rs.getBoolean(at + 10)) {
+          struck.add(node);
+        }
+        holders.add(
+            new Replica(
+                rs.getString(at + 3),
+                node,
+                rs.getLong(at + 5),
+                rs.getString(at + 6),
+                rs.getString(at + 7),
+                rs.getLong(at + 8)));
+        if (rs.getBoolean(at + 9)) {
+          arriving.add(node);
+        }
+      }
+    }
+
+    CopySources sources() {
+      return new CopySources(
+          List.copyOf(holders),
+          java.util.Set.copyOf(arriving),
+          java.util.Set.copyOf(struck),
+          seed,
+          seedBusy,
+          Math.max(0, followers),
+          held);
+    }
   }
 
   /**
@@ -240,11 +257,14 @@ public final class ReplicaCatalog {
    * How many live sources (holders and arriving nodes) a copy's lookup reads and ranks by load:
    * reading every holder made the lookup O(N) per copy, N² per object, at a thousand nodes (issue
    * 19). Each asking node reads the next {@code SAMPLE} holders after itself in node-id order (a
-   * ring, V015), so every holder sits in about {@code SAMPLE} nodes' windows; the least busy of 32
-   * balances uplinks about as well as the least busy of all ("power of d choices"); with fewer
-   * sources, all of them count.
+   * ring, V015), so every holder sits in about {@code SAMPLE} nodes' windows; the least busy of 8
+   * balances uplinks nearly as well as the least busy of all ("power of d choices": two choices
+   * already cut the worst load from log n / log log n to log log n); with fewer sources, all of
+   * them count. It was 32 until the lookup was the statement with the most Postgres time at 100
+   * nodes (83 s of a 153 s job, bench/fleet.sh): each candidate costs it a node probe and a count
+   * of the copies reading from it.
    */
-  public static final int SAMPLE = 32;
+  public static final int SAMPLE = 8;
 
   /**
    * Always one row per source, or one row of nulls (but the seed's answers) when there is none. The

@@ -85,20 +85,15 @@ public final class TaskQueue {
    * job, the object's range and file and the digest recorded when the object was released, four
    * primary-key probes per claimed copy. Rows that carry a payload return it as stored.
    */
-  private static final String CLAIM =
+  private static final String CLAIM_SET =
       """
-      WITH ready AS MATERIALIZED (
-        SELECT task_id
-          FROM tasks
-         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
-         ORDER BY run_after, task_id
-         LIMIT %d
-           FOR UPDATE SKIP LOCKED)
       UPDATE tasks t
          SET state = 'processing', lease_owner = ?, lease_expires_at = now() + make_interval(secs => ?::float8),
              started_at = now(), updated_at = now(), attempts = t.attempts + 1, bytes_done = 0
-        FROM ready
-       WHERE t.task_id = ready.task_id
+      """;
+
+  private static final String CLAIM_RETURNING =
+      """
       RETURNING t.task_id, t.job_id, t.node_id, t.task_type, t.object_id,
                 coalesce(t.payload, (
                   SELECT jsonb_build_object(
@@ -116,6 +111,78 @@ public final class TaskQueue {
                    WHERE j.job_id = t.job_id))::text,
                 t.attempts, t.max_attempts, t.run_after
       """;
+
+  private static final String CLAIM =
+      """
+      WITH ready AS MATERIALIZED (
+        SELECT task_id
+          FROM tasks
+         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
+         ORDER BY run_after, task_id
+         LIMIT %d
+           FOR UPDATE SKIP LOCKED)
+      """
+          + CLAIM_SET
+          + """
+            FROM ready
+           WHERE t.task_id = ready.task_id
+          """
+          + CLAIM_RETURNING;
+
+  /**
+   * {@link #CLAIM}, and for each claimed copy of a released object its sources ({@code
+   * copy_sources}, as {@link ReplicaCatalog#sources}) looked up in the same statement, the first
+   * one other than the seed named as the copy's source in its row (what the worker then tries
+   * first; a seed pull is still taken on its own, {@link #takeSeedPull}). Claim, lookup and the
+   * source's write were three statements per copy (issue 19). The lookup reads the tasks as they
+   * were when the statement began, so it never sees the copies this claim takes: none of them is
+   * this node's source or relay anyway. One row per (claimed task, source), best source first; a
+   * task without a lookup (not a copy, or a copy without a release) has one row of nulls after its
+   * own columns.
+   *
+   * <p>Binds: node, then the lookup's node, liveness, freshness, avoidance count and window, sample
+   * size and lapse, then the lease owner and the lease's seconds.
+   */
+  private static final String CLAIM_WITH_SOURCES =
+      """
+      WITH ready AS MATERIALIZED (
+        SELECT task_id, job_id, task_type, object_id
+          FROM tasks
+         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
+         ORDER BY run_after, task_id
+         LIMIT %d
+           FOR UPDATE SKIP LOCKED),
+      looked AS MATERIALIZED (
+        SELECT r.task_id, s.*
+          FROM ready r
+          JOIN copy_releases cr ON cr.job_id = r.job_id AND cr.object_id = r.object_id
+         CROSS JOIN LATERAL copy_sources(r.job_id, r.object_id, cr.digest, ?::varchar, ?::float8, ?::float8, ?::int,
+                                         ?::float8, ?::int, ?::float8)
+               WITH ORDINALITY AS s (seed, seed_busy, followers, object_id, node_id, size_bytes, digest, file_path,
+                                     file_offset, arriving, struck, held, ord)
+         WHERE r.task_type = 'REPLICA_COPY'),
+      chosen AS (
+        SELECT DISTINCT ON (l.task_id) l.task_id, l.node_id
+          FROM looked l
+         WHERE l.node_id IS NOT NULL AND l.node_id IS DISTINCT FROM l.seed AND NOT l.held
+         ORDER BY l.task_id, l.ord),
+      claimed AS (
+      """
+          + CLAIM_SET
+          + """
+                   , source_node_id = chosen.node_id
+            FROM ready LEFT JOIN chosen ON chosen.task_id = ready.task_id
+           WHERE t.task_id = ready.task_id
+          """
+          + CLAIM_RETURNING
+          + """
+                , t.source_node_id)
+          SELECT c.*, l.seed, l.seed_busy, l.followers, l.object_id, l.node_id, l.size_bytes, l.digest, l.file_path,
+                 l.file_offset, l.arriving, l.struck, l.held
+            FROM claimed c
+            LEFT JOIN looked l ON l.task_id = c.task_id
+           ORDER BY c.task_id, l.ord
+          """;
 
   /**
    * Successes, one statement for any number of them: the rows still held under the given lease
@@ -184,6 +251,86 @@ public final class TaskQueue {
               }
             });
     return out;
+  }
+
+  /**
+   * {@link #claim}, with each copy's sources looked up and its first source other than the seed
+   * named in its row, in the same statement ({@link #CLAIM_WITH_SOURCES}); {@code fresh} is the
+   * lookup's relay freshness window.
+   */
+  public List<ClaimedTask> claimWithSources(
+      String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive, got " + limit);
+    }
+    String sql = CLAIM_WITH_SOURCES.formatted(limit);
+    return dsl.connectionResult(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, nodeId);
+            ps.setString(2, nodeId);
+            ps.setDouble(3, NodeRegistry.LIVENESS.toMillis() / 1000.0);
+            ps.setDouble(4, fresh.toMillis() / 1000.0);
+            ps.setInt(5, ReplicaCatalog.AVOID_AFTER_FAILURES);
+            ps.setDouble(6, ReplicaCatalog.AVOID_FOR.toSeconds());
+            ps.setInt(7, ReplicaCatalog.SAMPLE);
+            ps.setDouble(8, ReplicaCatalog.LAPSED.toSeconds());
+            ps.setString(9, leaseOwner);
+            ps.setDouble(10, lease.toMillis() / 1000.0);
+            record Due(OffsetDateTime runAfter, ClaimedTask task) {}
+            java.util.Map<Long, ClaimedTask> tasks = new java.util.LinkedHashMap<>();
+            java.util.Map<Long, OffsetDateTime> due = new java.util.HashMap<>();
+            java.util.Map<Long, String> recorded = new java.util.HashMap<>();
+            java.util.Map<Long, ReplicaCatalog.SourceRows> sources = new java.util.HashMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                long id = rs.getLong(1);
+                if (!tasks.containsKey(id)) {
+                  tasks.put(
+                      id,
+                      new ClaimedTask(
+                          id,
+                          rs.getString(2),
+                          rs.getString(3),
+                          TaskType.valueOf(rs.getString(4)),
+                          rs.getString(5),
+                          Json.read(rs.getString(6), TaskPayload.class),
+                          rs.getInt(7),
+                          rs.getInt(8)));
+                  due.put(id, rs.getObject(9, OffsetDateTime.class));
+                  recorded.put(id, rs.getString(10));
+                }
+                // A lookup's rows carry its seed (column 11) even when they list no source.
+                if (rs.getString(11) != null || rs.getObject(12) != null) {
+                  sources.computeIfAbsent(id, k -> new ReplicaCatalog.SourceRows()).add(rs, 11);
+                }
+              }
+            }
+            List<Due> claimed = new ArrayList<>(tasks.size());
+            for (ClaimedTask t : tasks.values()) {
+              ReplicaCatalog.SourceRows rows = sources.get(t.taskId());
+              claimed.add(
+                  new Due(
+                      due.get(t.taskId()),
+                      rows == null
+                          ? t
+                          : new ClaimedTask(
+                              t.taskId(),
+                              t.jobId(),
+                              t.nodeId(),
+                              t.type(),
+                              t.objectId(),
+                              t.payload(),
+                              t.attempt(),
+                              t.maxAttempts(),
+                              rows.sources(),
+                              recorded.get(t.taskId()))));
+            }
+            claimed.sort(
+                Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
+            return claimed.stream().map(Due::task).toList();
+          }
+        });
   }
 
   /** The claim as a query, not executed: for EXPLAIN checks of its plan. */

@@ -1,0 +1,129 @@
+package io.mooncake.dist.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mooncake.dist.scheduler.loop.ScheduleJob;
+import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.NodeRegistry;
+import io.mooncake.dist.scheduler.store.Replica;
+import io.mooncake.dist.scheduler.store.ReplicaCatalog;
+import io.mooncake.dist.scheduler.store.TaskQueue;
+import io.mooncake.dist.tests.support.PostgresDatabase;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A worker's claim looks its copies' sources up in the same statement (issue 19: claim, lookup and
+ * the source's write were three statements per copy): each claimed copy of a released object
+ * carries what the lookup answers on its own, and its row names the first source other than the
+ * seed; a copy whose only source is the seed names none (its seed pull is taken on its own); a
+ * whole-model task carries no lookup.
+ */
+class ClaimWithSourcesTest {
+  private static final Duration FRESH = Duration.ofSeconds(5);
+
+  @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
+
+  private static DSLContext dsl() {
+    return pg.database().dsl();
+  }
+
+  @Test
+  void claimedCopiesCarryTheirSourcesAndNameTheFirstPeerInTheirRow() {
+    String job = "claim-sources";
+    List<String> targets = TaskCountsTest.createJob(dsl(), job);
+    String seed = targets.get(0);
+    String reader = targets.get(1);
+    String peer = targets.get(2);
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    for (String n : targets) {
+      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+    TaskQueue q = new TaskQueue(dsl());
+    assertTrue(ScheduleJob.run(dsl(), job));
+    List<ClaimedTask> download =
+        q.claimWithSources(seed, seed + "/w", 1, Duration.ofMinutes(5), FRESH);
+    assertEquals(1, download.size());
+    assertNull(download.get(0).sources(), "a whole-model task carries no lookup");
+    TaskCountsTest.publish(dsl(), job, seed, 0, 60);
+    assertTrue(ScheduleJob.run(dsl(), job));
+    // The peer holds the reader's first two objects (in its claim order) with the seed's digest.
+    List<String> first =
+        dsl()
+            .resultQuery(
+                "SELECT object_id FROM tasks WHERE job_id = ? AND node_id = ? AND state = 'pending'"
+                    + " ORDER BY run_after, task_id LIMIT 4",
+                job,
+                reader)
+            .fetch(0, String.class);
+    for (String object : first.subList(0, 2)) {
+      dsl()
+          .execute(
+              "INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset)"
+                  + " SELECT object_id, ?, size_bytes, digest, '/peer/m.bin', file_offset"
+                  + " FROM object_replicas WHERE object_id = ? AND node_id = ?",
+              peer,
+              object,
+              seed);
+    }
+
+    List<ClaimedTask> claimed =
+        q.claimWithSources(reader, reader + "/w", 4, Duration.ofMinutes(5), FRESH);
+    assertEquals(first, claimed.stream().map(ClaimedTask::objectId).toList(), "claim order kept");
+    ReplicaCatalog catalog = new ReplicaCatalog(dsl());
+    Map<Long, String> rowSource =
+        dsl()
+            .resultQuery(
+                "SELECT task_id, source_node_id FROM tasks WHERE job_id = ? AND node_id = ? AND state = 'processing'",
+                job,
+                reader)
+            .fetchMap(r -> r.get(0, Long.class), r -> String.valueOf(r.get(1, String.class)));
+    for (int i = 0; i < claimed.size(); i++) {
+      ClaimedTask t = claimed.get(i);
+      assertNotNull(t.sources(), t.objectId());
+      ReplicaCatalog.CopySources alone =
+          catalog.sources(
+              job,
+              t.objectId(),
+              t.payload().files().get(0).objects().get(0).digest(),
+              reader,
+              NodeRegistry.LIVENESS,
+              FRESH);
+      assertEquals(nodesOf(alone.holders()), nodesOf(t.sources().holders()), t.objectId());
+      assertEquals(seed, t.sources().seedNodeId());
+      if (i < 2) {
+        assertEquals(Set.of(seed, peer), nodesOf(t.sources().holders()));
+        assertEquals(peer, t.recordedSource(), "the first peer is named at once");
+        assertEquals(peer, rowSource.get(t.taskId()));
+      } else {
+        assertEquals(Set.of(seed), nodesOf(t.sources().holders()));
+        assertNull(t.recordedSource(), "a seed pull is taken on its own");
+        assertEquals("null", rowSource.get(t.taskId()));
+      }
+    }
+    // The named source counts as the peer's load for the next lookup.
+    ReplicaCatalog.CopySources next =
+        catalog.sources(
+            job,
+            first.get(0),
+            claimed.get(0).payload().files().get(0).objects().get(0).digest(),
+            targets.get(3),
+            NodeRegistry.LIVENESS,
+            FRESH);
+    assertTrue(
+        next.arriving().contains(reader), "the reader relays what it receives from the peer");
+  }
+
+  private static Set<String> nodesOf(List<Replica> replicas) {
+    return replicas.stream().map(Replica::nodeId).collect(Collectors.toSet());
+  }
+}
