@@ -7,9 +7,7 @@ import io.mooncake.dist.db.PgListener;
 import io.mooncake.dist.master.nodelink.HeartbeatBatcher;
 import io.mooncake.dist.master.nodelink.NodeWakeups;
 import io.mooncake.dist.scheduler.domain.NodeSignature;
-import io.mooncake.dist.scheduler.store.CompletionBatcher;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
-import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
@@ -26,15 +24,12 @@ public final class NodeLink implements AutoCloseable {
 
   private final Optional<NodeSignature> signature;
   private final HeartbeatBatcher heartbeats;
-  private final CompletionBatcher completions;
   private final NodeWakeups wakeups = new NodeWakeups();
   private final PgListener listener;
 
   private NodeLink(Database db, boolean live) {
     this.signature = live ? secret(db) : Optional.empty();
     this.heartbeats = live ? new HeartbeatBatcher(new NodeRegistry(db.dsl())) : null;
-    this.completions =
-        live ? new CompletionBatcher(new TaskQueue(db.dsl()), COMPLETIONS_PER_STATEMENT) : null;
     this.listener =
         live
             ? new PgListener(
@@ -51,9 +46,6 @@ public final class NodeLink implements AutoCloseable {
             : null;
   }
 
-  /** The most task successes one statement records (nodes' batches queued meanwhile). */
-  static final int COMPLETIONS_PER_STATEMENT = 512;
-
   /** The node link of a running master. */
   public static NodeLink start(Database db) {
     return new NodeLink(db, true);
@@ -65,7 +57,7 @@ public final class NodeLink implements AutoCloseable {
   }
 
   NodeLinkService service() {
-    return new NodeLinkService(signature, heartbeats, wakeups, completions);
+    return new NodeLinkService(signature, heartbeats, wakeups);
   }
 
   private static Optional<NodeSignature> secret(Database db) {

@@ -10,11 +10,8 @@ import io.mooncake.dist.master.nodelink.HeartbeatBatcher;
 import io.mooncake.dist.master.nodelink.NodeWakeups;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.NodeSignature;
-import io.mooncake.dist.scheduler.store.CompletionBatcher;
-import io.mooncake.dist.scheduler.store.CompletionWire;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
 import io.mooncake.dist.scheduler.store.NodeRegistry.Beat;
-import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -41,22 +38,15 @@ import java.util.concurrent.TimeoutException;
  *       the last heartbeat; {@code disk}: {@link NodeRegistry.Disk#toWire}): 200 {@code
  *       {"recorded": true}}, or 409 when another instance has registered under the node's id (the
  *       node stops, as with a direct heartbeat);
- *   <li>{@code POST /api/v1/nodes/completions} {@code {"node_id", "completions": [..]}} ({@link
- *       CompletionWire}): the node's task successes, recorded with other nodes' in one statement;
- *       200 {@code {"recorded": [task ids]}};
  *   <li>{@code GET /api/v1/nodes/wakeups?node_id=..&since=<token>&wait_ms=..}: waits up to {@code
  *       wait_ms} (at most {@link #MAX_WAIT}) for work addressed to the node; 200 {@code {"woken":
  *       bool, "token": ".."}}.
  * </ul>
  */
 final class NodeLinkService implements HttpService {
-  private static final org.slf4j.Logger log =
-      org.slf4j.LoggerFactory.getLogger(NodeLinkService.class);
-
   /** The paths that take a node signature instead of a bearer token. */
   static final java.util.Set<String> PATHS =
-      java.util.Set.of(
-          "/api/v1/nodes/heartbeat", "/api/v1/nodes/wakeups", "/api/v1/nodes/completions");
+      java.util.Set.of("/api/v1/nodes/heartbeat", "/api/v1/nodes/wakeups");
 
   static final Duration MAX_WAIT = Duration.ofSeconds(30);
   private static final int MAX_BODY = 1 << 20;
@@ -64,71 +54,21 @@ final class NodeLinkService implements HttpService {
   private final Optional<NodeSignature> signature;
   private final HeartbeatBatcher heartbeats;
   private final NodeWakeups wakeups;
-  private final CompletionBatcher completions;
 
   /**
    * @param signature empty when the database holds no usable cluster secret: the node link then
    *     answers 503 and nodes fall back to the database
    */
   NodeLinkService(
-      Optional<NodeSignature> signature,
-      HeartbeatBatcher heartbeats,
-      NodeWakeups wakeups,
-      CompletionBatcher completions) {
+      Optional<NodeSignature> signature, HeartbeatBatcher heartbeats, NodeWakeups wakeups) {
     this.signature = signature;
     this.heartbeats = heartbeats;
     this.wakeups = wakeups;
-    this.completions = completions;
   }
 
   @Override
   public void routing(HttpRules rules) {
-    rules
-        .post("/heartbeat", this::heartbeat)
-        .get("/wakeups", this::wakeups)
-        .post("/completions", this::completions);
-  }
-
-  /**
-   * A node's task successes, recorded together with whatever other nodes sent meanwhile: the
-   * master's {@link CompletionBatcher} writes every queued success in one statement ({@link
-   * io.mooncake.dist.scheduler.store.TaskQueue#succeedAll}), so a thousand nodes finishing copies
-   * cost a statement per batch, not one per node (issue 19). 200 {@code {"recorded": [task ids]}}:
-   * the tasks whose lease was still held; the others changed nothing.
-   */
-  private void completions(ServerRequest req, ServerResponse res) {
-    byte[] body = readLimited(req);
-    String nodeId = authenticate(req, body);
-    JsonNode json;
-    try {
-      json = Json.MAPPER.readTree(body);
-    } catch (IOException e) {
-      throw new ApiError(400, "body", "invalid JSON");
-    }
-    if (json == null || !nodeId.equals(json.path("node_id").asText())) {
-      throw new ApiError(403, "node_id", "a node may only send its own completions");
-    }
-    List<TaskQueue.Completion> done;
-    try {
-      done = CompletionWire.fromWire(nodeId, json.get("completions"));
-    } catch (IllegalArgumentException e) {
-      String message = e.getMessage();
-      throw new ApiError(400, message.substring(0, Math.max(0, message.indexOf(':'))), message);
-    }
-    List<Boolean> recorded;
-    try {
-      recorded = completions.succeedEach(done);
-    } catch (RuntimeException e) {
-      log.warn("completions of {} not recorded: {}", nodeId, e.toString());
-      throw new ApiError(503, null, "completions not recorded: database unavailable; retry");
-    }
-    List<Long> ids = new ArrayList<>();
-    for (int i = 0; i < done.size(); i++) {
-      if (recorded.get(i)) {
-        ids.add(done.get(i).taskId());
-      }
-    }
-    Responses.json(res, 200, Map.of("recorded", ids));
+    rules.post("/heartbeat", this::heartbeat).get("/wakeups", this::wakeups);
   }
 
   private void heartbeat(ServerRequest req, ServerResponse res) {

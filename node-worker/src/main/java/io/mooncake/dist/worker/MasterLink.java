@@ -3,9 +3,7 @@ package io.mooncake.dist.worker;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.domain.NodeSignature;
-import io.mooncake.dist.scheduler.store.CompletionWire;
 import io.mooncake.dist.scheduler.store.NodeRegistry;
-import io.mooncake.dist.scheduler.store.TaskQueue;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -146,54 +144,6 @@ final class MasterLink implements AutoCloseable {
     }
     return Optional.empty();
   }
-
-  /**
-   * Hands task successes to a master, which records them with other nodes' in one statement (trying
-   * each master once, within {@link #COMPLETION_TIMEOUT}).
-   *
-   * @return the ids of the tasks recorded (the others' leases were gone); empty when no master
-   *     recorded them (the worker then writes them itself; a task a master did record meanwhile is
-   *     then simply not held any more)
-   */
-  Optional<java.util.Set<Long>> complete(List<TaskQueue.Completion> completions) {
-    if (!listening) {
-      return Optional.empty();
-    }
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("node_id", nodeId);
-    body.put("completions", CompletionWire.toWire(completions));
-    byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
-    long deadline = System.nanoTime() + COMPLETION_TIMEOUT.toNanos();
-    for (int tried = 0; tried < masters.size() && running; tried++) {
-      int at = current;
-      URI master = masters.get(at);
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        break;
-      }
-      try {
-        HttpResponse<String> res =
-            send(master, "POST", "/api/v1/nodes/completions", "", bytes, Duration.ofNanos(left));
-        if (res.statusCode() == 200) {
-          java.util.Set<Long> recorded = new java.util.HashSet<>();
-          Json.MAPPER.readTree(res.body()).path("recorded").forEach(t -> recorded.add(t.asLong()));
-          return Optional.of(recorded);
-        }
-        log.warn(
-            "completions through {} refused: HTTP {} {}", master, res.statusCode(), res.body());
-      } catch (IOException e) {
-        log.debug("completions through {} failed: {}", master, e.toString());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return Optional.empty();
-      }
-      moveOn(at);
-    }
-    return Optional.empty();
-  }
-
-  /** How long a batch of successes may take through the masters before the node writes it. */
-  static final Duration COMPLETION_TIMEOUT = Duration.ofSeconds(10);
 
   private void pollWakeups() {
     String token = "";

@@ -214,7 +214,7 @@ public final class NodeWorker implements AutoCloseable {
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
     this.queue = new TaskQueue(db.dsl());
-    this.completions = new CompletionBatcher(this::recordSuccesses, 64);
+    this.completions = new CompletionBatcher(queue, 64);
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = newStore();
@@ -729,21 +729,6 @@ public final class NodeWorker implements AutoCloseable {
       inFlight.decrementAndGet();
       wake.release();
     }
-  }
-
-  /**
-   * Writes a group of successes: through a master while the node link is up (the master records
-   * many nodes' groups in one statement, issue 19), else, or when no master recorded them, itself.
-   */
-  private java.util.Set<Long> recordSuccesses(List<TaskQueue.Completion> batch) {
-    MasterLink link = masterLink;
-    if (link != null) {
-      Optional<java.util.Set<Long>> recorded = link.complete(batch);
-      if (recorded.isPresent()) {
-        return recorded.get();
-      }
-    }
-    return queue.succeedAll(batch);
   }
 
   /**

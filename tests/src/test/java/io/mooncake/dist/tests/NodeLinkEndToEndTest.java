@@ -93,15 +93,11 @@ class NodeLinkEndToEndTest {
       assertEquals("completed", stage(m1, "model-a", seed, follower).get("status").asText());
       long heartbeats = count(port1, "heartbeat") + count(port2, "heartbeat");
       long wakeups = count(port1, "wakeups") + count(port2, "wakeups");
-      long completions = count(port1, "completions") + count(port2, "completions");
       assertTrue(heartbeats > 0, "no heartbeat reached a master");
       assertTrue(wakeups > 0, "no long-poll was answered");
-      assertTrue(completions > 0, "no task success was recorded through a master");
       for (int port : new int[] {port1, port2}) {
         assertEquals(0, count(port, "heartbeat", "[0-9]+") - count(port, "heartbeat"), "refusals");
         assertEquals(0, count(port, "wakeups", "[0-9]+") - count(port, "wakeups"), "refusals");
-        assertEquals(
-            0, count(port, "completions", "[0-9]+") - count(port, "completions"), "refusals");
       }
 
       // The heartbeats through the masters carry the disk: capacity, free bytes and, once it
@@ -131,26 +127,6 @@ class NodeLinkEndToEndTest {
                   "/api/v1/nodes/heartbeat",
                   hb.getBytes(StandardCharsets.UTF_8));
       assertEquals(401, post(http, heartbeatUri, hb, forged));
-      // A signed completion for a lease that is not the sender's is refused before any write.
-      String foreign =
-          "{\"node_id\":\""
-              + seed
-              + "\",\"completions\":[{\"task_id\":1,\"lease_owner\":\""
-              + follower
-              + "/x\",\"bytes_done\":0,\"result\":null,\"publish\":[]}]}";
-      URI completionsUri = URI.create("http://127.0.0.1:" + port1 + "/api/v1/nodes/completions");
-      assertEquals(401, post(http, completionsUri, foreign, null));
-      String secret =
-          pg.database().dsl().fetchValue("SELECT secret FROM cluster_secret").toString();
-      String signed =
-          new NodeSignature(secret.getBytes(StandardCharsets.UTF_8))
-              .header(
-                  seed,
-                  System.currentTimeMillis(),
-                  "POST",
-                  "/api/v1/nodes/completions",
-                  foreign.getBytes(StandardCharsets.UTF_8));
-      assertEquals(400, post(http, completionsUri, foreign, signed), "another node's lease");
 
       // One master dies; the nodes move to the other and go on.
       procs.kill("master-" + port1);

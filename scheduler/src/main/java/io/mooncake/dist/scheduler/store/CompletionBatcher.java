@@ -16,7 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * while a task finishing alone is recorded at once (no timer, no added latency).
  */
 public final class CompletionBatcher {
-  private final java.util.function.Function<List<Completion>, Set<Long>> writer;
+  private final TaskQueue queue;
   private final int maxBatch;
   private final ReentrantLock flushLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
@@ -24,52 +24,11 @@ public final class CompletionBatcher {
   private record Waiting(Completion completion, CompletableFuture<Boolean> recorded) {}
 
   public CompletionBatcher(TaskQueue queue, int maxBatch) {
-    this(queue::succeedAll, maxBatch);
-  }
-
-  /**
-   * @param writer records a batch and answers the ids of the tasks it recorded (a node writes
-   *     through {@link TaskQueue#succeedAll}, or through a master that batches many nodes' batches)
-   */
-  public CompletionBatcher(
-      java.util.function.Function<List<Completion>, Set<Long>> writer, int maxBatch) {
     if (maxBatch < 1) {
       throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
     }
-    this.writer = writer;
+    this.queue = queue;
     this.maxBatch = maxBatch;
-  }
-
-  /**
-   * Records several successes, possibly together with others', and returns once all are committed:
-   * for each, in order, whether it was recorded (false: its lease was gone).
-   *
-   * @throws RuntimeException when the database could not record a batch holding one of them
-   */
-  public List<Boolean> succeedEach(List<Completion> completions) {
-    List<Waiting> mine = new ArrayList<>(completions.size());
-    for (Completion c : completions) {
-      Waiting w = new Waiting(c, new CompletableFuture<>());
-      mine.add(w);
-      waiting.add(w);
-    }
-    flushLock.lock();
-    try {
-      while (!mine.stream().allMatch(w -> w.recorded().isDone())) {
-        flush();
-      }
-    } finally {
-      flushLock.unlock();
-    }
-    List<Boolean> out = new ArrayList<>(mine.size());
-    for (Waiting w : mine) {
-      try {
-        out.add(w.recorded().join());
-      } catch (CompletionException e) {
-        throw e.getCause() instanceof RuntimeException r ? r : e;
-      }
-    }
-    return out;
   }
 
   /**
@@ -106,7 +65,7 @@ public final class CompletionBatcher {
       return;
     }
     try {
-      Set<Long> recorded = writer.apply(batch.stream().map(Waiting::completion).toList());
+      Set<Long> recorded = queue.succeedAll(batch.stream().map(Waiting::completion).toList());
       batch.forEach(b -> b.recorded().complete(recorded.contains(b.completion().taskId())));
     } catch (RuntimeException e) {
       batch.forEach(b -> b.recorded().completeExceptionally(e));
