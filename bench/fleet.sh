@@ -140,6 +140,18 @@ INI
 fi
 
 echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms, master link $CLIENT_MASTER_LINK" >&2
+# Every simulated node's files and sockets are the simulator JVM's: at most its pooled database
+# connections, one open file per running copy and a few sockets each. A real node has a limit of
+# its own; here one process holds them all, and "Too many open files" fails copies (seen at
+# N = 1,000 with the default pool of 12 under a hard limit of 20,000). Raise the limit as far as
+# allowed and say when the largest N may not fit (then lower CLIENT_POOL).
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+for n in $NS; do
+  need=$(( n * (${CLIENT_POOL:-$((CONCURRENCY + 4))} + CONCURRENCY + 4) ))
+  if [ "$need" -gt "$(ulimit -n)" ]; then
+    echo "fleet: warning: N = $n may need ~$need open files in the simulator; its limit is $(ulimit -n) (lower CLIENT_POOL)" >&2
+  fi
+done
 echo "fleet: K=$K objects of $OBJ_MIB MiB (S = $((K * OBJ_MIB)) MiB), B = $B_MIBPS MiB/s per link, S/B = $(python3 -c "print(round($K*$OBJ_MIB/$B_MIBPS,1))") s; pooler: $POOLER${PGB_VERSION:+ $PGB_VERSION$([ "${PGB_PREPARED:-0}" = 1 ] && echo ", prepared statements" || echo ", prepareThreshold=0")}; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for N in $NS; do
   DB=fleet_$N
