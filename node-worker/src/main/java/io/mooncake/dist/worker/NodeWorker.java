@@ -216,7 +216,8 @@ public final class NodeWorker implements AutoCloseable {
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
     this.queue = new TaskQueue(db.dsl());
-    this.seedShares = new SeedShares(jobId -> SeedShares.load(db.dsl(), jobId));
+    this.seedShares =
+        new SeedShares(jobId -> io.mooncake.dist.scheduler.store.JobShape.read(db.dsl(), jobId));
     this.completions = new CompletionBatcher(queue, 64);
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());

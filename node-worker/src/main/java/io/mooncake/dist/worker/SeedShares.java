@@ -1,16 +1,11 @@
 package io.mooncake.dist.worker;
 
-import static io.mooncake.dist.db.jooq.Tables.JOBS;
-import static io.mooncake.dist.db.jooq.Tables.JOB_OBJECTS;
-import static io.mooncake.dist.db.jooq.Tables.PLACEMENTS;
-
+import io.mooncake.dist.scheduler.store.JobShape;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import org.jooq.DSLContext;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,14 +37,6 @@ final class SeedShares {
   /** Jobs remembered at most; older ones are forgotten (a forgotten job just starts over). */
   private static final int MAX_JOBS = 256;
 
-  /** A job as the share sees it: its object count and its followers (every target but the seed). */
-  record Shape(int objects, int followers) {
-    /** The most objects one follower pulls from the seed: {@code ceil(objects / followers)}. */
-    int share() {
-      return followers <= 0 ? Integer.MAX_VALUE : Math.max(1, -Math.floorDiv(-objects, followers));
-    }
-  }
-
   /**
    * Whether a copy whose only source is the seed should wait for another follower to pull it: this
    * node has already pulled {@code pulled} objects of the job from the seed, {@code share} being
@@ -72,31 +59,15 @@ final class SeedShares {
     }
   }
 
-  private final Function<String, Shape> shapes;
+  private final Function<String, JobShape> shapes;
   private final Map<String, Job> jobs = new ConcurrentHashMap<>();
 
   /**
    * @param shapes reads a job's shape; may throw (a database hiccup), and the copy then goes by no
    *     share
    */
-  SeedShares(Function<String, Shape> shapes) {
+  SeedShares(Function<String, JobShape> shapes) {
     this.shapes = shapes;
-  }
-
-  /** Reads a job's object count and follower count (one statement, once per job and node). */
-  static Shape load(DSLContext dsl, String jobId) {
-    var r =
-        dsl.select(
-                DSL.field(DSL.selectCount().from(JOB_OBJECTS).where(JOB_OBJECTS.JOB_ID.eq(jobId))),
-                DSL.field(
-                    DSL.selectCount()
-                        .from(PLACEMENTS)
-                        .join(JOBS)
-                        .on(JOBS.JOB_ID.eq(PLACEMENTS.JOB_ID))
-                        .where(PLACEMENTS.JOB_ID.eq(jobId))
-                        .and(PLACEMENTS.NODE_ID.ne(JOBS.SEED_NODE_ID))))
-            .fetchOne();
-    return r == null ? new Shape(0, 0) : new Shape(r.value1(), r.value2());
   }
 
   /**
@@ -144,7 +115,7 @@ final class SeedShares {
     if (known != null) {
       return known;
     }
-    Shape shape;
+    JobShape shape;
     try {
       shape = shapes.apply(jobId);
     } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.mooncake.dist.scheduler.store.JobShape;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -11,13 +12,12 @@ import org.junit.jupiter.api.Test;
 class SeedSharesTest {
   @Test
   void theShareIsTheObjectsOverTheFollowersRoundedUp() {
-    assertEquals(5, new SeedShares.Shape(32, 7).share(), "issue 20's 100 Mbit/s job");
-    assertEquals(10, new SeedShares.Shape(64, 7).share(), "its 400 Mbit/s job");
-    assertEquals(4, new SeedShares.Shape(28, 7).share());
-    assertEquals(1, new SeedShares.Shape(256, 1000).share(), "more followers than objects");
-    assertEquals(1, new SeedShares.Shape(0, 7).share());
-    assertEquals(
-        Integer.MAX_VALUE, new SeedShares.Shape(32, 0).share(), "no follower known: no limit");
+    assertEquals(5, new JobShape(32, 7).share(), "issue 20's 100 Mbit/s job");
+    assertEquals(10, new JobShape(64, 7).share(), "its 400 Mbit/s job");
+    assertEquals(4, new JobShape(28, 7).share());
+    assertEquals(1, new JobShape(256, 1000).share(), "more followers than objects");
+    assertEquals(1, new JobShape(0, 7).share());
+    assertEquals(Integer.MAX_VALUE, new JobShape(32, 0).share(), "no follower known: no limit");
   }
 
   @Test
@@ -38,7 +38,7 @@ class SeedSharesTest {
         new SeedShares(
             job -> {
               read.add(job);
-              return new SeedShares.Shape(4, 2);
+              return new JobShape(4, 2);
             });
     assertFalse(shares.holdBack("j1", 1));
     shares.pulled("j1", 1);
@@ -63,7 +63,7 @@ class SeedSharesTest {
               if (calls[0]++ == 0) {
                 throw new IllegalStateException("database away");
               }
-              return new SeedShares.Shape(1, 1);
+              return new JobShape(1, 1);
             });
     assertFalse(shares.holdBack("j1", 1));
     shares.pulled("j1", 1);
