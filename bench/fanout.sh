@@ -18,7 +18,8 @@
 # /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), KEEP_WORK=1 (keep the
 # work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
 # iterations; its figures then read 0), DATA=disk|tmpfs (where the nodes' data directories live),
-# READAHEAD_KB=n (the data disk's readahead for the run, restored at exit). Needs iproute2, tc
+# READAHEAD_KB=n (the data disk's readahead for the run, restored at exit), TCP_CC=cubic|bbr|reno
+# (every node's TCP congestion control; default what a namespace inherits from the host). Needs iproute2, tc
 # (sch_tbf), nginx-light, curl, socat (installed from Debian when missing). Leaves nothing behind:
 # namespaces, bridge, processes, mounts, database.
 set -euo pipefail
