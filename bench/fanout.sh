@@ -18,7 +18,8 @@
 # /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), KEEP_WORK=1 (keep the
 # work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
 # iterations; its figures then read 0), DATA=disk|tmpfs (where the nodes' data directories live),
-# READAHEAD_KB=n (the data disk's readahead for the run, restored at exit). Needs iproute2, tc
+# READAHEAD_KB=n (the data disk's readahead for the run, restored at exit), TCP_CC=cubic|bbr|reno
+# (every node's TCP congestion control; default what a namespace inherits from the host). Needs iproute2, tc
 # (sch_tbf), nginx-light, curl, socat (installed from Debian when missing). Leaves nothing behind:
 # namespaces, bridge, processes, mounts, database.
 set -euo pipefail
@@ -84,6 +85,7 @@ cleanup() {
   if [ -n "${KEEP_DB:-}" ]; then echo "fanout: database $DB kept" >&2
   else psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1; fi
   [ -n "${READAHEAD_KB:-}" ] && [ -n "${RA_WAS:-}" ] && echo "$RA_WAS" > "$RA_FILE"
+  [ -n "${CC_ALLOWED_WAS:-}" ] && sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$CC_ALLOWED_WAS"
   if [ -n "${KEEP_WORK:-}" ]; then :
   else mountpoint -q "$DATA_DIR" 2>/dev/null && umount "$DATA_DIR"; rm -rf "$WORK"; fi
 }
@@ -113,6 +115,15 @@ RA_FILE=/sys/block/$DEV/queue/read_ahead_kb
 RA_WAS=$(cat "$RA_FILE" 2>/dev/null || echo "")
 if [ -n "${READAHEAD_KB:-}" ] && [ -n "$RA_WAS" ]; then echo "$READAHEAD_KB" > "$RA_FILE"; fi
 # --- network: one bridge, one namespace per node, each link shaped both ways ---------------------
+# TCP_CC=cubic|bbr|reno: the congestion control of every node (and baseline) for the run. A
+# namespace may only pick one of the host's allowed list, so TCP_CC joins it until exit.
+if [ -n "${TCP_CC:-}" ]; then
+  modprobe "tcp_$TCP_CC" 2>/dev/null || true
+  allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+  case " $allowed " in *" $TCP_CC "*) ;; *)
+    CC_ALLOWED_WAS=$allowed; sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed $TCP_CC" ;;
+  esac
+fi
 ip link add "$BR" type bridge && ip addr add "$NET.1/24" dev "$BR" && ip link set "$BR" up
 for i in $(seq 0 $((NODES - 1))); do
   ns=mcn$i; ip netns add "$ns"
@@ -121,6 +132,8 @@ for i in $(seq 0 $((NODES - 1))); do
   ip link set "mcv$i" master "$BR" up
   ip -n "$ns" addr add "$NET.$((10 + i))/24" dev "mcp$i"
   ip -n "$ns" link set "mcp$i" up && ip -n "$ns" link set lo up
+  # Per namespace; without TCP_CC, what a new namespace inherits from the host.
+  if [ -n "${TCP_CC:-}" ]; then ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_congestion_control="$TCP_CC"; fi
   # Upload (leaving the node) is shaped inside the namespace, download on the bridge side.
   ip netns exec "$ns" tc qdisc add dev "mcp$i" root tbf rate "$RATE" burst 256kb latency 50ms
   tc qdisc add dev "mcv$i" root tbf rate "$RATE" burst 256kb latency 50ms
@@ -333,7 +346,7 @@ R_LINKS_IDEAL=$(python3 -c "print(f'{$T_LINKS/$IDEAL:.2f}')")
 R_CHAIN_IDEAL=$(python3 -c "print(f'{$T_CHAIN/$IDEAL:.2f}')")
 {
 echo "fan-out: 1 seed + $((NODES - 1)) followers, ${SIZE_MIB} MiB in ${CHUNK_MIB} MiB chunks, links $RATE each way"
-echo "  data on $DATA ($DEV, read_ahead_kb $(cat "$RA_FILE" 2>/dev/null || echo '?'))"
+echo "  data on $DATA ($DEV, read_ahead_kb $(cat "$RA_FILE" 2>/dev/null || echo '?')), TCP congestion control $(ip netns exec mcn0 sysctl -n net.ipv4.tcp_congestion_control)"
 echo "  size / link rate                 $(python3 -c "print(f'{$IDEAL:.2f}')") s"
 echo "  star (nginx + $((NODES - 1)) curls)         $(python3 -c "print(f'{$T_STAR:.2f}')") s  = $R_STAR_IDEAL x size/rate"
 echo "  links alone (sendfile -> /dev/null, each link once) $(python3 -c "print(f'{$T_LINKS:.2f}')") s  = $R_LINKS_IDEAL x size/rate"

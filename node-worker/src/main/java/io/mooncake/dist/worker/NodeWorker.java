@@ -95,6 +95,9 @@ public final class NodeWorker implements AutoCloseable {
    */
   private final AtomicInteger seedPulls = new AtomicInteger();
 
+  /** This node's seed pulls per job against its fair share (see SourcePlanner). */
+  private final SeedShares seedShares;
+
   /** The replicas this node published itself: the only ones its chunk server serves. */
   private final OwnReplicas own = new OwnReplicas();
 
@@ -214,6 +217,8 @@ public final class NodeWorker implements AutoCloseable {
     this.nodeId = settings.nodeId().toString();
     this.leaseOwner = nodeId + "/" + instanceId;
     this.queue = new TaskQueue(db.dsl());
+    this.seedShares =
+        new SeedShares(jobId -> io.mooncake.dist.scheduler.store.JobShape.read(db.dsl(), jobId));
     this.completions = new CompletionBatcher(queue, 64);
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
@@ -686,7 +691,16 @@ public final class NodeWorker implements AutoCloseable {
     try {
       TaskExecutor exec =
           new TaskExecutor(
-              nodeId, store, transport, replicas, queue, leaseOwner, seedPulls, arrivals, own);
+              nodeId,
+              store,
+              transport,
+              replicas,
+              queue,
+              leaseOwner,
+              seedPulls,
+              arrivals,
+              own,
+              seedShares);
       Outcome outcome = null;
       TaskFailure failure;
       long startNanos = System.nanoTime();

@@ -22,6 +22,11 @@ import java.util.List;
  *       object from it, when the job has other followers to relay: one pull from the seed per
  *       follower at a time, so the seed's uplink is not split F x concurrency ways and the node's
  *       other slots take objects other followers relay.
+ *   <li>And so does a copy whose only source is the seed while this node has already pulled its
+ *       fair share of the job's objects from the seed ({@link SeedShares}): every object a follower
+ *       pulls from the seed it relays to all the others, so its uplink carries (followers - 1) x
+ *       its pulls, and a follower that won more pulls than its share is the job's slowest link at
+ *       the end.
  *   <li>Otherwise the seed sends it (the caller then takes the object's one seed pull in the
  *       database, see {@code TaskQueue.takeSeedPull}), and this follower relays it to the others.
  * </ul>
@@ -38,8 +43,18 @@ final class SourcePlanner {
     /** Try these holders in this order. */
     record Fetch(List<Replica> order) implements Plan {}
 
-    /** Ask again shortly: the object is on its way from the seed to another follower. */
-    record Wait(String reason) implements Plan {}
+    /** Ask again shortly: another follower should take this object from the seed. */
+    record Wait(Why why, String reason) implements Plan {}
+  }
+
+  /** Why a copy waits. */
+  enum Why {
+    /** Another follower is pulling the object from the seed. */
+    SEED_BUSY,
+    /** This node already pulls another object from the seed. */
+    OWN_SLOT,
+    /** This node has pulled its share of the job's objects from the seed. */
+    SHARE_TAKEN
   }
 
   /**
@@ -49,13 +64,17 @@ final class SourcePlanner {
    * @param seedPullInFlight whether another follower is pulling this object from the seed right now
    * @param ownSeedPullRunning whether this node is pulling another object from the seed right now
    *     (the caller passes false for a job with a single follower: nobody can relay for it)
+   * @param ownShareTaken whether this node has already pulled its share of the job's objects from
+   *     the seed and should leave this one to another follower (false likewise with one follower,
+   *     and once the copy has waited long enough, see {@link SeedShares#holdBack(int, int, long)})
    */
   static Plan plan(
       String objectId,
       List<Replica> holders,
       String seedNodeId,
       boolean seedPullInFlight,
-      boolean ownSeedPullRunning) {
+      boolean ownSeedPullRunning,
+      boolean ownShareTaken) {
     List<Replica> peers = new ArrayList<>(holders.size());
     Replica seed = null;
     for (Replica h : holders) {
@@ -73,6 +92,7 @@ final class SourcePlanner {
     }
     if (seed != null && seedPullInFlight) {
       return new Plan.Wait(
+          Why.SEED_BUSY,
           "object "
               + objectId
               + " is on its way from the seed "
@@ -82,12 +102,22 @@ final class SourcePlanner {
     if (seed != null && ownSeedPullRunning) {
       return seedSlotTaken(seedNodeId);
     }
+    if (seed != null && ownShareTaken) {
+      return new Plan.Wait(
+          Why.SHARE_TAKEN,
+          "this node has pulled its share of the job's objects from the seed "
+              + seedNodeId
+              + "; leaving object "
+              + objectId
+              + " to a follower that has pulled fewer, so no uplink relays more than its share");
+    }
     return new Plan.Fetch(seed == null ? List.of() : List.of(seed));
   }
 
   /** The wait for a copy whose only source is the seed while this node already pulls from it. */
   static Plan.Wait seedSlotTaken(String seedNodeId) {
     return new Plan.Wait(
+        Why.OWN_SLOT,
         "this node already takes an object from the seed "
             + seedNodeId
             + "; one at a time, so the seed's uplink serves every follower's first copy quickly");

@@ -58,6 +58,9 @@ final class TaskExecutor {
 
   private final Arrivals arrivals;
 
+  /** How many objects of each job this node pulled from the seed, against its fair share. */
+  private final SeedShares shares;
+
   /** What this node publishes, recorded before the row is visible, for the chunk server. */
   private final OwnReplicas own;
 
@@ -70,8 +73,10 @@ final class TaskExecutor {
       String leaseOwner,
       java.util.concurrent.atomic.AtomicInteger seedPulls,
       Arrivals arrivals,
-      OwnReplicas own) {
+      OwnReplicas own,
+      SeedShares shares) {
     this.own = own;
+    this.shares = shares;
     this.seedPulls = seedPulls;
     this.arrivals = arrivals;
     this.nodeId = nodeId;
@@ -250,13 +255,22 @@ final class TaskExecutor {
         return new Outcome(object.length(), null, List.of(mine));
       }
       boolean relaying = found.followers() > 1;
+      // The share is asked only when the seed is the one source left: asking starts the copy's
+      // patience (SeedShares.PATIENCE).
+      boolean onlySeed =
+          found.holders().size() == 1 && found.holders().get(0).nodeId().equals(found.seedNodeId());
       List<Replica> holders =
           switch (SourcePlanner.plan(
               object.objectId(),
               found.holders(),
               found.seedNodeId(),
               found.seedPullInFlight(),
-              relaying && seedPulls.get() >= SEED_PULLS)) {
+              relaying && seedPulls.get() >= SEED_PULLS,
+              relaying
+                  && onlySeed
+                  && !found.seedPullInFlight()
+                  && seedPulls.get() < SEED_PULLS
+                  && shares.holdBack(jobId, taskId))) {
             case SourcePlanner.Plan.Fetch f -> f.order();
             case SourcePlanner.Plan.Wait w -> throw new TaskDeferred(w.reason());
           };
@@ -273,14 +287,20 @@ final class TaskExecutor {
             seedSlot
                 ? new SeedPull(
                     found.seedNodeId(),
-                    () ->
-                        leases.takeSeedPull(
-                            taskId,
-                            leaseOwner,
-                            jobId,
-                            object.objectId(),
-                            found.seedNodeId(),
-                            RELAY_FRESH))
+                    () -> {
+                      boolean taken =
+                          leases.takeSeedPull(
+                              taskId,
+                              leaseOwner,
+                              jobId,
+                              object.objectId(),
+                              found.seedNodeId(),
+                              RELAY_FRESH);
+                      if (taken) {
+                        shares.pulled(jobId, taskId);
+                      }
+                      return taken;
+                    })
                 : null;
         return copyFrom(
             payload,
@@ -542,6 +562,8 @@ final class TaskExecutor {
   }
 
   private Outcome materialize(ClaimedTask task) throws StoreException {
+    // Every copy of the job on this node is done.
+    shares.forget(task.jobId());
     TaskPayload payload = task.payload();
     long bytes =
         store.materialize(

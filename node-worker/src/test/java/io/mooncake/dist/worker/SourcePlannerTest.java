@@ -23,21 +23,24 @@ class SourcePlannerTest {
 
   @Test
   void followersThatHoldTheObjectComeFirstInTheCatalogsOrderAndTheSeedLast() {
-    var plan = SourcePlanner.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true, true);
+    var plan =
+        SourcePlanner.plan("m/o1", List.of(on(SEED), on("f2"), on("f1")), SEED, true, true, false);
     assertEquals(List.of("f2", "f1", SEED), order(plan));
   }
 
   @Test
   void aFollowerHolderIsUsedWhetherOrNotTheSeedIsBusy() {
     assertEquals(
-        List.of("f3"), order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, true, false)));
+        List.of("f3"),
+        order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, true, false, false)));
     assertEquals(
-        List.of("f3"), order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, false, false)));
+        List.of("f3"),
+        order(SourcePlanner.plan("m/o1", List.of(on("f3")), SEED, false, false, false)));
   }
 
   @Test
   void whenOnlyTheSeedHoldsItAndAnotherFollowerIsPullingItTheCopyWaits() {
-    var plan = SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, true, false);
+    var plan = SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, true, false, false);
     var wait = assertInstanceOf(SourcePlanner.Plan.Wait.class, plan);
     assertTrue(wait.reason().contains("m/o1") && wait.reason().contains(SEED), wait.reason());
   }
@@ -45,7 +48,8 @@ class SourcePlannerTest {
   @Test
   void whenOnlyTheSeedHoldsItAndNobodyIsPullingItTheSeedSendsIt() {
     assertEquals(
-        List.of(SEED), order(SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, false)));
+        List.of(SEED),
+        order(SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, false, false)));
   }
 
   @Test
@@ -53,24 +57,26 @@ class SourcePlannerTest {
     var wait =
         assertInstanceOf(
             SourcePlanner.Plan.Wait.class,
-            SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, true));
+            SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, true, false));
     assertTrue(wait.reason().contains("one at a time"), wait.reason());
     assertEquals(
         List.of("f1", SEED),
-        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true)),
+        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, true, false)),
         "a follower holder is taken whatever this node pulls from the seed");
   }
 
   @Test
   void noHolderAtAllIsAnEmptyOrderForTheCallerToReport() {
-    assertEquals(List.of(), order(SourcePlanner.plan("m/o1", List.of(), SEED, true, false)));
+    assertEquals(List.of(), order(SourcePlanner.plan("m/o1", List.of(), SEED, true, false, false)));
   }
 
   @Test
   void withAnUnknownSeedEveryHolderIsAPeer() {
     assertEquals(
         List.of(SEED, "f1"),
-        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true)));
+        order(
+            SourcePlanner.plan(
+                "m/o1", List.of(on(SEED), on("f1")), "elsewhere", true, true, false)));
   }
 
   @Test
@@ -78,12 +84,42 @@ class SourcePlannerTest {
     Replica receiving = new Replica("m/o1", "f4", 8, "sha256:aa", null, 0);
     assertEquals(
         List.of("f4", SEED),
-        order(SourcePlanner.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true)),
+        order(SourcePlanner.plan("m/o1", List.of(receiving, on(SEED)), SEED, true, true, false)),
         "the seed pull in flight is f4's own: relay it rather than wait or pull a second copy");
     assertEquals(
         List.of("f1", "f4", SEED),
         order(
             SourcePlanner.plan(
-                "m/o1", List.of(on("f1"), receiving, on(SEED)), SEED, false, false)));
+                "m/o1", List.of(on("f1"), receiving, on(SEED)), SEED, false, false, false)));
+  }
+
+  @Test
+  void whenThisNodeHasPulledItsShareFromTheSeedTheCopyWaitsForAnotherFollower() {
+    var wait =
+        assertInstanceOf(
+            SourcePlanner.Plan.Wait.class,
+            SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, false, true));
+    assertEquals(SourcePlanner.Why.SHARE_TAKEN, wait.why());
+    assertTrue(wait.reason().contains("share") && wait.reason().contains("m/o1"), wait.reason());
+    assertEquals(
+        List.of("f1", SEED),
+        order(SourcePlanner.plan("m/o1", List.of(on(SEED), on("f1")), SEED, false, false, true)),
+        "the share only keeps this node from the seed: a follower holder is taken");
+  }
+
+  @Test
+  void theSeedPullInFlightAndTheOwnSlotComeBeforeTheShareAsReasonsToWait() {
+    assertEquals(
+        SourcePlanner.Why.SEED_BUSY,
+        assertInstanceOf(
+                SourcePlanner.Plan.Wait.class,
+                SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, true, true, true))
+            .why());
+    assertEquals(
+        SourcePlanner.Why.OWN_SLOT,
+        assertInstanceOf(
+                SourcePlanner.Plan.Wait.class,
+                SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, true, true))
+            .why());
   }
 }

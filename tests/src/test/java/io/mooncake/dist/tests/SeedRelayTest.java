@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mooncake.dist.scheduler.store.ClaimedTask;
+import io.mooncake.dist.scheduler.store.JobShape;
 import io.mooncake.dist.scheduler.store.ReplicaCatalog;
 import io.mooncake.dist.scheduler.store.TaskQueue;
 import io.mooncake.dist.tests.support.PostgresDatabase;
@@ -304,6 +305,25 @@ class SeedRelayTest {
             .where(TASKS.TASK_ID.eq(second.taskId()))
             .fetchOne()
             .getSourceNodeId());
+  }
+
+  @Test
+  void aJobsShapeCountsItsObjectsAndItsFollowersButNotTheSeed() {
+    jobWithCopies("shape-1", "10.0.6.2:1", "10.0.6.3:1", "10.0.6.4:1");
+    for (int i = 0; i < 7; i++) {
+      dsl()
+          .execute(
+              """
+          INSERT INTO job_objects (job_id, object_id, file_index, chunk_index, offset_bytes, length_bytes)
+          VALUES ('shape-1', ?, 0, ?, ?, 8)""",
+              "shape-1/c" + i,
+              i,
+              8L * i);
+    }
+    JobShape shape = JobShape.read(dsl(), "shape-1");
+    assertEquals(new JobShape(7, 3), shape);
+    assertEquals(3, shape.share(), "7 objects over 3 followers: at most 3 from the seed each");
+    assertEquals(new JobShape(0, 0), JobShape.read(dsl(), "no-such-job"));
   }
 
   @Test

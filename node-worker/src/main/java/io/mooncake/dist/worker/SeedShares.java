@@ -1,0 +1,130 @@
+package io.mooncake.dist.worker;
+
+import io.mooncake.dist.scheduler.store.JobShape;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How many of a job's objects this follower pulls from the seed at most: its fair share, {@code
+ * ceil(objects / followers)}. Every object a follower pulls from the seed is relayed by it to every
+ * other follower (they all start reading it as it arrives, when it has no other source), so a
+ * follower's uplink carries (followers - 1) x what it pulled. One that pulled more than its share
+ * is the job's slowest uplink: in issue 20's 100 Mbit/s run (32 objects, 7 followers) one follower
+ * won 6 seed pulls where the share is 5, sent 292 MiB while the others sent 195-244, and the job's
+ * last 4 s were that uplink alone finishing its relays.
+ *
+ * <p>A follower that has pulled its share waits for another follower to pull the object (its copy
+ * is deferred, as when its seed slot is taken), but only for {@link #PATIENCE}: the followers
+ * counted include ones that may have died or be slow, and an object no follower under its share
+ * takes must still leave the seed. The counts are this node's own, in memory, per job; the job's
+ * shape is read once per job.
+ */
+final class SeedShares {
+  private static final Logger log = LoggerFactory.getLogger(SeedShares.class);
+
+  /**
+   * How long a copy waits for another follower to pull an object this node has no share left for.
+   * Several seed pulls' time at the seed's full rate (an 8 MiB object at 100 Mbit/s in a round of 7
+   * pulls: 4.7 s), so a live follower under its share normally comes first.
+   */
+  static final Duration PATIENCE = Duration.ofSeconds(10);
+
+  /** Jobs remembered at most; older ones are forgotten (a forgotten job just starts over). */
+  private static final int MAX_JOBS = 256;
+
+  /**
+   * Whether a copy whose only source is the seed should wait for another follower to pull it: this
+   * node has already pulled {@code pulled} objects of the job from the seed, {@code share} being
+   * its fair share, and the copy has waited for that reason for {@code waitedNanos} so far (0 the
+   * first time).
+   */
+  static boolean holdBack(int pulled, int share, long waitedNanos) {
+    return pulled >= share && waitedNanos < PATIENCE.toNanos();
+  }
+
+  private static final class Job {
+    final int share;
+    final AtomicInteger pulled = new AtomicInteger();
+
+    /** Copies waiting because of the share, since when (System.nanoTime()). */
+    final Map<Long, Long> waitingSince = new ConcurrentHashMap<>();
+
+    Job(int share) {
+      this.share = share;
+    }
+  }
+
+  private final Function<String, JobShape> shapes;
+  private final Map<String, Job> jobs = new ConcurrentHashMap<>();
+
+  /**
+   * @param shapes reads a job's shape; may throw (a database hiccup), and the copy then goes by no
+   *     share
+   */
+  SeedShares(Function<String, JobShape> shapes) {
+    this.shapes = shapes;
+  }
+
+  /**
+   * Whether this copy should leave the object to another follower because this node has pulled its
+   * share of the job from the seed; the first such answer for a copy starts its patience.
+   */
+  boolean holdBack(String jobId, long taskId) {
+    Job job = job(jobId);
+    if (job == null) {
+      return false;
+    }
+    long now = System.nanoTime();
+    long since = job.waitingSince.getOrDefault(taskId, now);
+    boolean wait = holdBack(job.pulled.get(), job.share, now - since);
+    if (wait) {
+      job.waitingSince.putIfAbsent(taskId, now);
+    } else {
+      job.waitingSince.remove(taskId);
+    }
+    return wait;
+  }
+
+  /** This node took the object's pull from the seed. */
+  void pulled(String jobId, long taskId) {
+    Job job = job(jobId);
+    if (job != null) {
+      job.pulled.incrementAndGet();
+      job.waitingSince.remove(taskId);
+    }
+  }
+
+  /** This node's part of the job is over (its copies are done). */
+  void forget(String jobId) {
+    jobs.remove(jobId);
+  }
+
+  /** How many objects of the job this node took from the seed so far (for tests and logs). */
+  int pulled(String jobId) {
+    Job job = jobs.get(jobId);
+    return job == null ? 0 : job.pulled.get();
+  }
+
+  private Job job(String jobId) {
+    Job known = jobs.get(jobId);
+    if (known != null) {
+      return known;
+    }
+    JobShape shape;
+    try {
+      shape = shapes.apply(jobId);
+    } catch (RuntimeException e) {
+      log.warn("cannot read the shape of job {}; no seed share for now: {}", jobId, e.toString());
+      return null;
+    }
+    if (jobs.size() >= MAX_JOBS) {
+      jobs.clear();
+    }
+    return jobs.computeIfAbsent(jobId, id -> new Job(shape.share()));
+  }
+}
