@@ -46,30 +46,23 @@ class TaskCountsTest {
 
   /** What the counters say, without zero rows. */
   private static Map<String, Long> counters(String jobId) {
-    Map<String, Long> out = new TreeMap<>();
-    dsl()
-        .resultQuery(
-            "SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ? AND tasks <> 0",
-            jobId)
-        .forEach(
-            r ->
-                out.put(
-                    r.get(0, String.class)
-                        + " "
-                        + r.get(1, String.class)
-                        + " "
-                        + r.get(2, String.class),
-                    r.get(3, Long.class)));
-    return out;
+    return byNodeTypeState(
+        "SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ? AND tasks <> 0",
+        jobId);
   }
 
   /** What the task rows say. */
   private static Map<String, Long> counted(String jobId) {
+    return byNodeTypeState(
+        "SELECT node_id, task_type, state, count(*) FROM tasks WHERE job_id = ? GROUP BY 1, 2, 3",
+        jobId);
+  }
+
+  /** "node type state" to count, from a query answering those four columns. */
+  private static Map<String, Long> byNodeTypeState(String sql, String jobId) {
     Map<String, Long> out = new TreeMap<>();
     dsl()
-        .resultQuery(
-            "SELECT node_id, task_type, state, count(*) FROM tasks WHERE job_id = ? GROUP BY 1, 2, 3",
-            jobId)
+        .resultQuery(sql, jobId)
         .forEach(
             r ->
                 out.put(

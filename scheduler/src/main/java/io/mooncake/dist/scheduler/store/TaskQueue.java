@@ -229,18 +229,7 @@ public final class TaskQueue {
                 List<Due> claimed = new ArrayList<>(limit);
                 try (ResultSet rs = ps.executeQuery()) {
                   while (rs.next()) {
-                    claimed.add(
-                        new Due(
-                            rs.getObject(9, OffsetDateTime.class),
-                            new ClaimedTask(
-                                rs.getLong(1),
-                                rs.getString(2),
-                                rs.getString(3),
-                                TaskType.valueOf(rs.getString(4)),
-                                rs.getString(5),
-                                Json.read(rs.getString(6), TaskPayload.class),
-                                rs.getInt(7),
-                                rs.getInt(8))));
+                    claimed.add(new Due(rs.getObject(9, OffsetDateTime.class), claimedTask(rs)));
                   }
                 }
                 // The claim's own order (RETURNING has none): a follower's copies in stripe order
@@ -286,17 +275,7 @@ public final class TaskQueue {
               while (rs.next()) {
                 long id = rs.getLong(1);
                 if (!tasks.containsKey(id)) {
-                  tasks.put(
-                      id,
-                      new ClaimedTask(
-                          id,
-                          rs.getString(2),
-                          rs.getString(3),
-                          TaskType.valueOf(rs.getString(4)),
-                          rs.getString(5),
-                          Json.read(rs.getString(6), TaskPayload.class),
-                          rs.getInt(7),
-                          rs.getInt(8)));
+                  tasks.put(id, claimedTask(rs));
                   due.put(id, rs.getObject(9, OffsetDateTime.class));
                   recorded.put(id, rs.getString(10));
                 }
@@ -331,6 +310,19 @@ public final class TaskQueue {
             return claimed.stream().map(Due::task).toList();
           }
         });
+  }
+
+  /** A claimed task from the claim's first eight columns ({@link #CLAIM_RETURNING}). */
+  private static ClaimedTask claimedTask(ResultSet rs) throws SQLException {
+    return new ClaimedTask(
+        rs.getLong(1),
+        rs.getString(2),
+        rs.getString(3),
+        TaskType.valueOf(rs.getString(4)),
+        rs.getString(5),
+        Json.read(rs.getString(6), TaskPayload.class),
+        rs.getInt(7),
+        rs.getInt(8));
   }
 
   /** The claim as a query, not executed: for EXPLAIN checks of its plan. */
