@@ -28,7 +28,12 @@
 #                        run: start-up, idle and job; the meter's own session excluded)
 #   idle_pg_core_pct     Postgres CPU over IDLE_S s with every node up and no work, % of one core
 #   snapshot_p99_ms      GET snapshot latency, the two masters alternately every 250 ms during the job
-#   (then: status, nodes_up, idle_stmts_per_node_s, xacts_per_copy from pg_stat_database)
+#   (then: status, nodes_up, idle_stmts_per_node_s, xacts_per_copy from pg_stat_database, and
+#   where the machine's CPU went during the job, per copy, from /proc: machine_cpu_ms_per_copy (all
+#   cores busy), sim_cpu_ms_per_copy (the simulator's JVM), masters_cpu_ms_per_copy (both
+#   masters), bouncer_cpu_ms_per_copy (PgBouncer; 0 without it). On two cores a job of C copies
+#   can take no less than C x machine_cpu_ms_per_copy / 2: at N = 1,000 (255,744 copies) the
+#   job_x_ideal goal of 1.3 leaves 2 x 1.3 x 64 s / 255,744 = 0.65 ms a copy for everything.)
 #
 # Usage: bench/fleet.sh     Env: NS ("10 100 1000"), K (256), OBJ_MIB (64), B_MIBPS (256, so
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
@@ -137,6 +142,7 @@ INI
   runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec $PGBOUNCER $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
   for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
   (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
+  BOUNCER_PID=$(cat "$WORK/pgb/pgbouncer.pid" 2>/dev/null || true)
 fi
 
 echo "fleet: client settings: pool ${CLIENT_POOL:-concurrency+4}, listen ${CLIENT_LISTEN:-1}, migrate ${CLIENT_MIGRATE:-1}, idle poll ${CLIENT_IDLE_POLL_MS:-5000} ms, heartbeat ${CLIENT_HEARTBEAT_MS:-2000} ms, master link $CLIENT_MASTER_LINK" >&2
@@ -173,6 +179,7 @@ for N in $NS; do
   done
   set +e
   N=$N NODE_DB_URL="$NODE_URL" ADMIN_DB_URL="$DIRECT" PG_PID=$PG_PID DATA="$DATA/$N" \
+    MASTER_PIDS="${MPIDS[*]}" BOUNCER_PID="${BOUNCER_PID:-}" \
     MASTERS="http://127.0.0.1:$HTTP_PORT,http://127.0.0.1:$((HTTP_PORT + 1))" \
     "$JAVA" -Xss512k -Xmx"${SIM_HEAP:-6g}" -XX:+UseParallelGC -Dlogback.configurationFile="$SNAP/sim/logback.xml" \
     ${SIM_JAVA_OPTS:-} -cp "$SNAP/sim:$CP" io.mooncake.dist.bench.fleet.FleetBench > "$WORK/line-$N" 2> "$WORK/sim-$N.log" &

@@ -63,6 +63,9 @@ public final class FleetBench {
     String adminUrl = env("ADMIN_DB_URL", null);
     List<String> masters = List.of(env("MASTERS", "http://127.0.0.1:18291").split(","));
     long postmaster = Long.parseLong(env("PG_PID", "0"));
+    List<Long> masterPids = CpuMeter.pids(env("MASTER_PIDS", ""));
+    List<Long> bouncerPids = CpuMeter.pids(env("BOUNCER_PID", ""));
+    List<Long> self = List.of(ProcessHandle.current().pid());
     Path data = Path.of(env("DATA", "/dev/shm/mooncake-fleet"));
     long size = k * objectBytes;
     double ideal = size / rate;
@@ -151,6 +154,8 @@ public final class FleetBench {
     double idlePct = Double.NaN;
     double idleStmtsPerNodeS = Double.NaN;
     double cpuPerCopy = Double.NaN;
+    // The machine's busy CPU a copy, and the simulator's, the masters' and PgBouncer's shares.
+    double[] machine = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
     double stmtsPerCopy = Double.NaN;
     double xactsPerCopy = Double.NaN;
     long copies = 0;
@@ -200,6 +205,12 @@ public final class FleetBench {
       Collections.sort(targets);
       targets.add(0, seedId);
       double cpu2 = meter.cpuMs();
+      double[] at2 = {
+        CpuMeter.machineBusyMs(),
+        CpuMeter.processMs(self),
+        CpuMeter.processMs(masterPids),
+        CpuMeter.processMs(bouncerPids)
+      };
       long st2 = meter.statements();
       long x2 = meter.transactions();
       var jobBefore = meter.perStatement();
@@ -239,6 +250,12 @@ public final class FleetBench {
       jobSeconds = (System.nanoTime() - start) / 1e9;
       poller.interrupt();
       double cpu3 = meter.cpuMs();
+      double[] at3 = {
+        CpuMeter.machineBusyMs(),
+        CpuMeter.processMs(self),
+        CpuMeter.processMs(masterPids),
+        CpuMeter.processMs(bouncerPids)
+      };
       long st3 = meter.statements();
       long x3 = meter.transactions();
       System.err.print(
@@ -250,6 +267,9 @@ public final class FleetBench {
                   + jobId
                   + "' AND task_type = 'REPLICA_COPY' AND state = 'succeeded'");
       cpuPerCopy = (cpu3 - cpu2) / Math.max(1, copies);
+      for (int i = 0; i < machine.length; i++) {
+        machine[i] = (at3[i] - at2[i]) / Math.max(1, copies);
+      }
       stmtsPerCopy = (st3 - st2) / (double) Math.max(1, copies);
       xactsPerCopy = (x3 - x2) / (double) Math.max(1, copies);
       List<Double> l = new ArrayList<>(latencies);
@@ -276,7 +296,9 @@ public final class FleetBench {
         Locale.ROOT,
         "fleet nodes=%d copies=%d job_x_ideal=%.2f pg_cpu_ms_per_copy=%.3f stmts_per_copy=%.2f"
             + " server_conns_peak=%d idle_pg_core_pct=%.2f snapshot_p99_ms=%.1f"
-            + " status=%s nodes_up=%d idle_stmts_per_node_s=%.3f xacts_per_copy=%.2f%n",
+            + " status=%s nodes_up=%d idle_stmts_per_node_s=%.3f xacts_per_copy=%.2f"
+            + " machine_cpu_ms_per_copy=%.3f sim_cpu_ms_per_copy=%.3f masters_cpu_ms_per_copy=%.3f"
+            + " bouncer_cpu_ms_per_copy=%.3f%n",
         n,
         copies,
         jobSeconds / ideal,
@@ -288,7 +310,11 @@ public final class FleetBench {
         status,
         up.size(),
         idleStmtsPerNodeS,
-        xactsPerCopy);
+        xactsPerCopy,
+        machine[0],
+        machine[1],
+        machine[2],
+        machine[3]);
     System.out.flush();
     ExecutorService stopper = Executors.newFixedThreadPool(8);
     for (NodeWorker w : workers) {

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.jooq.DSLContext;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -175,6 +176,23 @@ class PruningTest {
     assertEquals(oldTasks, new PruneFinishedTasks(dsl(), RETENTION, 3).run());
 
     assertEquals(0, dsl().fetchCount(TASKS, TASKS.JOB_ID.eq("old")));
+    assertEquals(
+        0,
+        dsl()
+            .fetchOne(
+                """
+                SELECT (SELECT count(*) FROM task_counts WHERE job_id = 'old')
+                     + (SELECT count(*) FROM task_count_deltas WHERE job_id = 'old')""")
+            .get(0, Long.class),
+        "a pruned job's task counters are gone");
+    assertTrue(
+        dsl()
+            .fetchExists(
+                DSL.selectOne()
+                    .from("task_count_deltas")
+                    .where("job_id = 'recent'")
+                    .unionAll(DSL.selectOne().from("task_counts").where("job_id = 'recent'"))),
+        "a job inside the retention keeps its counters");
     assertEquals(
         0,
         dsl()

@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code task_counts} (V016), which a scheduler pass reads instead of counting a job's task rows,
- * equals the count of those rows per (node, type, state) after every kind of write the queue makes:
- * the release statement's copies, claims, progress, successes, a retry, a deferral, a failure for
- * good, a lapsed lease rescued, whole-model tasks enqueued, a job canceled, rows inserted by hand,
- * and task rows deleted.
+ * {@code task_counts} (V016) plus {@code task_count_deltas} (V017), which a scheduler pass folds
+ * and reads instead of counting a job's task rows, equals the count of those rows per (node, type,
+ * state) after every kind of write the queue makes: the release statement's copies, claims,
+ * progress, successes, a retry, a deferral, a failure for good, a lapsed lease rescued, whole-model
+ * tasks enqueued, a job canceled, rows inserted by hand, and task rows deleted.
  */
 class TaskCountsTest {
   private static final int OBJECTS = 60;
@@ -47,8 +47,21 @@ class TaskCountsTest {
   /** What the counters say, without zero rows. */
   private static Map<String, Long> counters(String jobId) {
     return byNodeTypeState(
-        "SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ? AND tasks <> 0",
+        """
+        SELECT node_id, task_type, state, sum(tasks)
+          FROM (SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ?
+                UNION ALL
+                SELECT node_id, task_type, state, tasks FROM task_count_deltas WHERE job_id = ?) u
+         GROUP BY 1, 2, 3
+        HAVING sum(tasks) <> 0""",
+        jobId,
         jobId);
+  }
+
+  private static long deltaRows(String jobId) {
+    return dsl()
+        .fetchOne("SELECT count(*) FROM task_count_deltas WHERE job_id = ?", jobId)
+        .get(0, Long.class);
   }
 
   /** What the task rows say. */
@@ -59,10 +72,10 @@ class TaskCountsTest {
   }
 
   /** "node type state" to count, from a query answering those four columns. */
-  private static Map<String, Long> byNodeTypeState(String sql, String jobId) {
+  private static Map<String, Long> byNodeTypeState(String sql, Object... binds) {
     Map<String, Long> out = new TreeMap<>();
     dsl()
-        .resultQuery(sql, jobId)
+        .resultQuery(sql, binds)
         .forEach(
             r ->
                 out.put(
@@ -189,8 +202,10 @@ class TaskCountsTest {
             job,
             targets.get(4));
     assertCountsMatch(job, "an insert by hand");
+    long deltas = deltaRows(job);
     assertTrue(ScheduleJob.run(dsl(), job));
     assertCountsMatch(job, "a pass");
+    assertTrue(deltaRows(job) < deltas, "the pass folds the deltas: " + deltas + " rows before it");
 
     // Canceled: the pending rows of every node change state in one statement.
     assertNotNull(new JobCancel(dsl()).cancel(job));

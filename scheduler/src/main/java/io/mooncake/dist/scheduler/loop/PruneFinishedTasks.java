@@ -112,6 +112,7 @@ public final class PruneFinishedTasks {
           n = pruneBatch(jobId);
           round += n;
         } while (n == batch);
+        dropCounts(jobId);
       }
       deleted += round;
       if (round == 0) {
@@ -136,6 +137,23 @@ public final class PruneFinishedTasks {
             retention.toMillis() / 1000.0,
             JOBS_PER_ROUND)
         .fetch(0, String.class);
+  }
+
+  /**
+   * The job's task counters ({@code task_counts} and {@code task_count_deltas}, V016 and V017),
+   * once no task row of it is left: they count nothing any more, and no pass folds a finished job's
+   * deltas.
+   */
+  void dropCounts(String jobId) {
+    dsl.execute(
+        """
+        WITH empty AS (SELECT NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ?) AS yes),
+        deltas AS (DELETE FROM task_count_deltas WHERE job_id = ? AND (SELECT yes FROM empty))
+        DELETE FROM task_counts WHERE job_id = ? AND (SELECT yes FROM empty)
+        """,
+        jobId,
+        jobId,
+        jobId);
   }
 
   /** One transaction: at most {@code batch} task rows of the job deleted and summarized. */

@@ -85,10 +85,12 @@ public final class ScheduleJob {
    * materialized scan: 10,000 x 10,000 comparisons, 8.6 s instead of 5. No {@code ON CONFLICT}:
    * only this statement writes {@code copy_releases}, under the job's row lock, so a duplicate
    * would be a bug, and its primary key then aborts the pass rather than let it create the object's
-   * copies twice. The followers are woken once per statement. The copies' counts ({@code
-   * task_counts}, V016) are added here, one row per follower: the row trigger that counts other
+   * copies twice. The followers are woken once per statement. The copies' counts are added here,
+   * one delta per follower ({@code task_count_deltas}, V017): the row trigger that counts other
    * inserts skips rows without a payload, as a transition table over a million-row insert would
-   * cost more than the insert.
+   * cost more than the insert. A delta is an insert, so the release locks no follower's counter
+   * (V016's upsert here held every follower's row until the pass committed, and every node's claim
+   * queued behind it).
    *
    * <p>Binds: stripe count F, copy max attempts, job id, follower node ids, their stripes.
    */
@@ -139,14 +141,36 @@ public final class ScheduleJob {
               FROM fresh t
              ORDER BY rank) c),
       counted AS (
-        INSERT INTO task_counts AS k (job_id, node_id, task_type, state, tasks)
+        INSERT INTO task_count_deltas (job_id, node_id, task_type, state, tasks)
         SELECT job.job_id, f.node_id, 'REPLICA_COPY', 'pending', (SELECT count(*) FROM fresh)
           FROM job, followers f
-         WHERE EXISTS (SELECT 1 FROM fresh)
-         ORDER BY f.node_id
-        ON CONFLICT (job_id, node_id, task_type, state) DO UPDATE SET tasks = k.tasks + excluded.tasks)
+         WHERE EXISTS (SELECT 1 FROM fresh))
       SELECT (SELECT count(*) FROM released)::int,
              (SELECT count(pg_notify('mooncake_node', f.node_id)) FROM followers f WHERE EXISTS (SELECT 1 FROM fresh))::int
+      """;
+
+  /**
+   * The job's deltas since the last pass moved into {@code task_counts}, and the sums read, in one
+   * statement: the read sees {@code task_counts} as it was before the statement, plus the deltas it
+   * moved. Only a pass writes {@code task_counts}, under the job's row lock, so counters are never
+   * contended; a delta committed while this runs stays for the next pass. Binds: the job id thrice.
+   */
+  static final String FOLD_COUNTS =
+      """
+      WITH moved AS (
+        DELETE FROM task_count_deltas WHERE job_id = ? RETURNING node_id, task_type, state, tasks),
+      sums AS (
+        SELECT node_id, task_type, state, sum(tasks)::bigint AS tasks FROM moved GROUP BY 1, 2, 3),
+      folded AS (
+        INSERT INTO task_counts AS c (job_id, node_id, task_type, state, tasks)
+        SELECT ?, node_id, task_type, state, tasks FROM sums WHERE tasks <> 0 ORDER BY 2, 3, 4
+        ON CONFLICT (job_id, node_id, task_type, state) DO UPDATE SET tasks = c.tasks + excluded.tasks)
+      SELECT node_id, task_type, state, sum(tasks)::bigint
+        FROM (SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ?
+              UNION ALL
+              SELECT node_id, task_type, state, tasks FROM sums) u
+       GROUP BY 1, 2, 3
+      HAVING sum(tasks) <> 0
       """;
 
   private ScheduleJob() {}
@@ -209,11 +233,13 @@ public final class ScheduleJob {
 
   /**
    * The job's tasks counted per node, type and state, with the first failure's error of each failed
-   * group. The counts are kept by {@code task_counts} (V016: the triggers on {@code tasks} and the
-   * release statement), one row per (node, type, state): O(N) a pass. Counting the task rows
-   * themselves read every row of the job (N x K) on every pass: 0.32 s at 1,000 followers x 256
-   * objects (issue 19), while the pass holds the job row that deferrals and failures wait for. The
-   * failed rows alone are read for their errors, through their partial index (V015).
+   * group. The counts are kept by {@code task_counts} (V016), one row per (node, type, state), and
+   * the deltas appended since the last pass ({@code task_count_deltas}, V017: the triggers on
+   * {@code tasks} and the release statement), which {@link #FOLD_COUNTS} folds in: O(N + changes) a
+   * pass. Counting the task rows themselves read every row of the job (N x K) on every pass: 0.32 s
+   * at 1,000 followers x 256 objects (issue 19), while the pass holds the job row that deferrals
+   * and failures wait for. The failed rows alone are read for their errors, through their partial
+   * index (V015).
    */
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
@@ -233,9 +259,7 @@ public final class ScheduleJob {
                 firstErrors.put(
                     List.of(r.get(0, String.class), r.get(1, String.class)),
                     r.get(2, String.class)));
-    tx.resultQuery(
-            "SELECT node_id, task_type, state, tasks FROM task_counts WHERE job_id = ? AND tasks <> 0",
-            jobId)
+    tx.resultQuery(FOLD_COUNTS, jobId, jobId, jobId)
         .fetch()
         .forEach(
             r -> {
