@@ -15,9 +15,12 @@ import java.nio.channels.FileChannel;
  * file system's block size. The range's start must be aligned (object offsets are multiples of the
  * chunk size); a tail shorter than a block (the end of an object whose length is not a multiple of
  * the block) goes through {@code buffered}, a normal channel on the same file. Memory: one staging
- * buffer per sink in flight, taken from a small pool and returned when the sink finishes or aborts,
- * so steady copying allocates no direct memory (a direct buffer left to the garbage collector is
- * freed late, which shows up as resident memory).
+ * buffer per sink in flight, taken from a small pool at its first byte and returned when the sink
+ * finishes or aborts, so steady copying allocates no direct memory (a direct buffer left to the
+ * garbage collector is freed late, which shows up as resident memory), and a fetch that gets no
+ * byte (a source without the object, a refused connection) takes none: allocating 4 MiB of direct
+ * memory zeroes it, which was a third of the fleet benchmark's simulator CPU (bench/fleet.sh: its
+ * thousand nodes share one JVM and one pool, and their transfers write no byte).
  */
 public final class DirectFileSink implements ByteSink {
   /** Staging size: large enough that each write is one efficient device request. */
@@ -44,7 +47,11 @@ public final class DirectFileSink implements ByteSink {
   private final FileChannel direct;
   private final FileChannel buffered;
   private final int block;
+
+  /** Taken from the pool at the first byte; null before it and after finish or abort. */
   private ByteBuffer staging;
+
+  private boolean closed;
   private final long start;
   private long position;
   private final java.util.function.LongSupplier clock;
@@ -79,7 +86,6 @@ public final class DirectFileSink implements ByteSink {
     this.block = blockSize;
     this.position = position;
     this.start = position;
-    this.staging = StagingPool.take(blockSize);
     this.clock = clock;
     this.lastFlush = clock.getAsLong();
   }
@@ -93,6 +99,12 @@ public final class DirectFileSink implements ByteSink {
 
   @Override
   public void write(ByteBuffer bytes) throws IOException {
+    if (staging == null && bytes.hasRemaining()) {
+      if (closed) {
+        throw new IllegalStateException("write after the sink finished or aborted");
+      }
+      staging = StagingPool.take(block);
+    }
     while (bytes.hasRemaining()) {
       int n = Math.min(bytes.remaining(), staging.remaining());
       ByteBuffer slice = bytes.duplicate();
@@ -103,7 +115,8 @@ public final class DirectFileSink implements ByteSink {
         flushAligned();
       }
     }
-    if (staging.position() >= MIN_FLUSH_BYTES
+    if (staging != null
+        && staging.position() >= MIN_FLUSH_BYTES
         && clock.getAsLong() - lastFlush >= FLUSH_AFTER_NANOS) {
       flushAligned();
     }
@@ -111,6 +124,10 @@ public final class DirectFileSink implements ByteSink {
 
   @Override
   public void finish() throws IOException {
+    if (staging == null) {
+      abort();
+      return;
+    }
     flushAligned();
     staging.flip();
     while (staging.hasRemaining()) {
@@ -127,6 +144,7 @@ public final class DirectFileSink implements ByteSink {
 
   @Override
   public void abort() {
+    closed = true;
     ByteBuffer b = staging;
     staging = null;
     if (b != null) {

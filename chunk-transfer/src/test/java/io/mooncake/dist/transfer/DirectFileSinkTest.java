@@ -63,6 +63,25 @@ class DirectFileSinkTest {
   }
 
   @Test
+  void aSinkThatGetsNoByteWritesNothingAndRefusesBytesOnceClosed() throws IOException {
+    Path file = Files.createFile(tmp.resolve("empty.bin"));
+    int block = blockSize(file);
+    try (FileChannel direct = openDirect(file);
+        FileChannel buffered = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      DirectFileSink sink = new DirectFileSink(direct, buffered, 0, block);
+      sink.write(ByteBuffer.allocate(0));
+      sink.finish();
+      assertEquals(0, sink.stored());
+      assertEquals(0, Files.size(file));
+      assertThrows(IllegalStateException.class, () -> sink.write(ByteBuffer.wrap(new byte[] {1})));
+      DirectFileSink aborted = new DirectFileSink(direct, buffered, 0, block);
+      aborted.abort();
+      assertThrows(
+          IllegalStateException.class, () -> aborted.write(ByteBuffer.wrap(new byte[] {1})));
+    }
+  }
+
+  @Test
   void anUnalignedStartIsRefused() throws IOException {
     Path file = Files.createFile(tmp.resolve("g.bin"));
     try (FileChannel c = FileChannel.open(file, StandardOpenOption.WRITE)) {
