@@ -153,6 +153,13 @@ class QueuePlanTest {
     return new TaskQueue(dsl()).claimStatement(NODE, NODE + "/w", limit, Duration.ofSeconds(30));
   }
 
+  /** The worker's claim (with its copies' sources), whose limit is a bind. */
+  private static ResultQuery<?> claimWithSources(int limit) {
+    return new TaskQueue(dsl())
+        .claimWithSourcesStatement(
+            NODE, NODE + "/w", limit, Duration.ofSeconds(30), Duration.ofSeconds(5));
+  }
+
   @Test
   void theClaimReadsTheReadyIndexUnderStaleAndFreshStatistics() throws SQLException {
     // Stale: the statistics still say every row is pending, but almost all have finished.
@@ -165,6 +172,12 @@ class QueuePlanTest {
           explainCustom(claim(limit)), "stale statistics, custom plan, limit " + limit);
       assertClaimsThroughTheReadyIndex(
           explainGeneric(claim(limit)), "stale statistics, generic plan, limit " + limit);
+      assertClaimsThroughTheReadyIndex(
+          explainCustom(claimWithSources(limit)),
+          "stale statistics, claim with sources, custom plan, limit " + limit);
+      assertClaimsThroughTheReadyIndex(
+          explainGeneric(claimWithSources(limit)),
+          "stale statistics, claim with sources, generic plan, limit " + limit);
     }
     dsl().execute("ANALYZE tasks");
     for (int limit : new int[] {1, 32}) {
@@ -172,6 +185,12 @@ class QueuePlanTest {
           explainCustom(claim(limit)), "fresh statistics, custom plan, limit " + limit);
       assertClaimsThroughTheReadyIndex(
           explainGeneric(claim(limit)), "fresh statistics, generic plan, limit " + limit);
+      assertClaimsThroughTheReadyIndex(
+          explainCustom(claimWithSources(limit)),
+          "fresh statistics, claim with sources, custom plan, limit " + limit);
+      assertClaimsThroughTheReadyIndex(
+          explainGeneric(claimWithSources(limit)),
+          "fresh statistics, claim with sources, generic plan, limit " + limit);
     }
   }
 

@@ -140,8 +140,13 @@ public final class TaskQueue {
    * task without a lookup (not a copy, or a copy without a release) has one row of nulls after its
    * own columns.
    *
-   * <p>Binds: node, then the lookup's node, liveness, freshness, avoidance count and window, sample
-   * size and lapse, then the lease owner and the lease's seconds.
+   * <p>Binds: node and limit, then the lookup's node, liveness, freshness, avoidance count and
+   * window, sample size and lapse, then the lease owner and the lease's seconds. The limit is a
+   * bind, unlike {@link #CLAIM}'s: one SQL text for every limit is one prepared statement per
+   * server connection instead of eight, each planned anew (with its lookup, 4 ms a plan) until
+   * Postgres settles on a generic plan; the plan is the claim index's range scan whatever the limit
+   * ({@code QueuePlanTest}). The update finds the ready rows by primary key through an array: as a
+   * join, the generic plan (which guesses a limit of a tenth of the table) scanned the table.
    */
   private static final String CLAIM_WITH_SOURCES =
       """
@@ -150,7 +155,7 @@ public final class TaskQueue {
           FROM tasks
          WHERE node_id = ? AND state = 'pending' AND run_after <= now()
          ORDER BY run_after, task_id
-         LIMIT %d
+         LIMIT ?
            FOR UPDATE SKIP LOCKED),
       looked AS MATERIALIZED (
         SELECT r.task_id, s.*
@@ -170,9 +175,8 @@ public final class TaskQueue {
       """
           + CLAIM_SET
           + """
-                   , source_node_id = chosen.node_id
-            FROM ready LEFT JOIN chosen ON chosen.task_id = ready.task_id
-           WHERE t.task_id = ready.task_id
+                   , source_node_id = (SELECT chosen.node_id FROM chosen WHERE chosen.task_id = t.task_id)
+           WHERE t.task_id = ANY (ARRAY(SELECT task_id FROM ready))
           """
           + CLAIM_RETURNING
           + """
@@ -183,33 +187,6 @@ public final class TaskQueue {
             LEFT JOIN looked l ON l.task_id = c.task_id
            ORDER BY c.task_id, l.ord
           """;
-
-  /**
-   * Successes, one statement for any number of them: the rows still held under the given lease
-   * (guarded row by row by {@code lease_owner} and {@code state = 'processing'}) become succeeded.
-   * The task row is the record of its succeeding attempt (V007: attempt number, lease owner,
-   * claimed and finished at; {@code task_attempt_log} lists it with the failed ones), so a success
-   * writes one row, not two. One SQL text for every batch size (arrays, not a VALUES list), so it
-   * stays one server-side prepared statement.
-   */
-  /** The tasks of the completions {@code v} whose lease is still held, marked succeeded. */
-  private static final String MARK_SUCCEEDED =
-      """
-      UPDATE tasks t
-         SET state = 'succeeded', bytes_done = v.bytes_done, result = v.result::jsonb, last_error = NULL,
-             finished_at = now(), updated_at = now()
-        FROM v
-       WHERE t.task_id = v.task_id AND t.lease_owner = v.lease_owner AND t.state = 'processing'
-      RETURNING t.task_id
-      """;
-
-  private static final String COMPLETIONS =
-      """
-      v AS (
-        SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS v (task_id, lease_owner, bytes_done, result))
-      """;
-
-  private static final String SUCCEED = "WITH " + COMPLETIONS + MARK_SUCCEEDED;
 
   /**
    * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
@@ -252,20 +229,13 @@ public final class TaskQueue {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be positive, got " + limit);
     }
-    String sql = CLAIM_WITH_SOURCES.formatted(limit);
     return dsl.connectionResult(
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, nodeId);
-            ps.setString(2, nodeId);
-            ps.setDouble(3, NodeRegistry.LIVENESS.toMillis() / 1000.0);
-            ps.setDouble(4, fresh.toMillis() / 1000.0);
-            ps.setInt(5, ReplicaCatalog.AVOID_AFTER_FAILURES);
-            ps.setDouble(6, ReplicaCatalog.AVOID_FOR.toSeconds());
-            ps.setInt(7, ReplicaCatalog.SAMPLE);
-            ps.setDouble(8, ReplicaCatalog.LAPSED.toSeconds());
-            ps.setString(9, leaseOwner);
-            ps.setDouble(10, lease.toMillis() / 1000.0);
+          try (PreparedStatement ps = c.prepareStatement(CLAIM_WITH_SOURCES)) {
+            int i = 0;
+            for (Object bind : claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh)) {
+              ps.setObject(++i, bind);
+            }
             record Due(OffsetDateTime runAfter, ClaimedTask task) {}
             java.util.Map<Long, ClaimedTask> tasks = new java.util.LinkedHashMap<>();
             java.util.Map<Long, OffsetDateTime> due = new java.util.HashMap<>();
@@ -323,6 +293,30 @@ public final class TaskQueue {
         Json.read(rs.getString(6), TaskPayload.class),
         rs.getInt(7),
         rs.getInt(8));
+  }
+
+  private static List<Object> claimWithSourcesBinds(
+      String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
+    return List.of(
+        nodeId,
+        limit,
+        nodeId,
+        NodeRegistry.LIVENESS.toMillis() / 1000.0,
+        fresh.toMillis() / 1000.0,
+        ReplicaCatalog.AVOID_AFTER_FAILURES,
+        (double) ReplicaCatalog.AVOID_FOR.toSeconds(),
+        ReplicaCatalog.SAMPLE,
+        (double) ReplicaCatalog.LAPSED.toSeconds(),
+        leaseOwner,
+        lease.toMillis() / 1000.0);
+  }
+
+  /** {@link #claimWithSources} as a query, not executed: for EXPLAIN checks of its plan. */
+  public ResultQuery<Record> claimWithSourcesStatement(
+      String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
+    return dsl.resultQuery(
+        CLAIM_WITH_SOURCES,
+        claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh).toArray());
   }
 
   /** The claim as a query, not executed: for EXPLAIN checks of its plan. */
@@ -463,7 +457,7 @@ public final class TaskQueue {
 
   /**
    * Records several successes at once and publishes the replicas of the tasks that were still held,
-   * in one statement ({@link #SUCCEED_AND_PUBLISH}: the publishing insert joins the update's {@code
+   * in one statement ({@link #succeedAndPublish}: the publishing insert joins the update's {@code
    * RETURNING}, so only a task recorded as succeeded publishes, and both commit together). A
    * completion whose lease is gone changes nothing and is left out of the answer. One autocommitted
    * statement instead of a transaction of two (issue 19: with its BEGIN and COMMIT that was four
@@ -477,12 +471,19 @@ public final class TaskQueue {
     }
     List<Completion> sorted =
         completions.stream().sorted(Comparator.comparingLong(Completion::taskId)).toList();
-    if (sorted.stream().allMatch(c -> c.publish().isEmpty())) {
-      return dsl.connectionResult(c -> markSucceeded(c, sorted));
-    }
     return dsl.connectionResult(c -> succeedAndPublish(c, sorted));
   }
 
+  /**
+   * Successes, one statement for any number of them ({@code mooncake_succeed}, V018): the rows
+   * still held under the given lease (guarded row by row by {@code lease_owner} and {@code state =
+   * 'processing'}) become succeeded, and the replicas of the tasks it recorded are published in the
+   * same statement. The task row is the record of its succeeding attempt (V007: attempt number,
+   * lease owner, claimed and finished at; {@code task_attempt_log} lists it with the failed ones),
+   * so a success writes one row, not two. Arrays, not a VALUES list, so every batch size is one
+   * statement; a function with a forced generic plan, so it is planned once per server connection
+   * (as a plain statement it was planned on every call).
+   */
   private static Set<Long> succeedAndPublish(Connection c, List<Completion> sorted)
       throws SQLException {
     int n = sorted.size();
@@ -524,7 +525,9 @@ public final class TaskQueue {
       rPaths[j] = r.filePath();
       rOffsets[j++] = r.fileOffset();
     }
-    try (PreparedStatement ps = c.prepareStatement(SUCCEED_AND_PUBLISH)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       ps.setArray(1, c.createArrayOf("bigint", ids));
       ps.setArray(2, c.createArrayOf("text", owners));
       ps.setArray(3, c.createArrayOf("bigint", bytes));
@@ -536,55 +539,6 @@ public final class TaskQueue {
       ps.setArray(9, c.createArrayOf("text", rDigests));
       ps.setArray(10, c.createArrayOf("text", rPaths));
       ps.setArray(11, c.createArrayOf("bigint", rOffsets));
-      Set<Long> recorded = new HashSet<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          recorded.add(rs.getLong(1));
-        }
-      }
-      return recorded;
-    }
-  }
-
-  /**
-   * {@link #SUCCEED}, and the replicas of the tasks it recorded published in the same statement.
-   */
-  private static final String SUCCEED_AND_PUBLISH =
-      "WITH "
-          + COMPLETIONS
-          + ", done AS ("
-          + MARK_SUCCEEDED
-          + "), published AS ("
-          + ReplicaCatalog.UPSERT_INTO
-          + """
-            SELECT r.object_id, r.node_id, r.size_bytes, r.digest, r.file_path, r.file_offset
-              FROM unnest(?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
-                   AS r (task_id, object_id, node_id, size_bytes, digest, file_path, file_offset)
-              JOIN done ON done.task_id = r.task_id
-             ORDER BY r.object_id, r.node_id
-            """
-          + ReplicaCatalog.UPSERT_CONFLICT
-          + " RETURNING 1) SELECT task_id FROM done";
-
-  private static Set<Long> markSucceeded(Connection c, List<Completion> sorted)
-      throws SQLException {
-    int n = sorted.size();
-    Long[] ids = new Long[n];
-    String[] owners = new String[n];
-    Long[] bytes = new Long[n];
-    String[] results = new String[n];
-    for (int i = 0; i < n; i++) {
-      Completion done = sorted.get(i);
-      ids[i] = done.taskId();
-      owners[i] = done.leaseOwner();
-      bytes[i] = done.bytesDone();
-      results[i] = done.resultJson();
-    }
-    try (PreparedStatement ps = c.prepareStatement(SUCCEED)) {
-      ps.setArray(1, c.createArrayOf("bigint", ids));
-      ps.setArray(2, c.createArrayOf("text", owners));
-      ps.setArray(3, c.createArrayOf("bigint", bytes));
-      ps.setArray(4, c.createArrayOf("text", results));
       Set<Long> recorded = new HashSet<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
