@@ -121,6 +121,87 @@ class ClaimWithSourcesTest {
             FRESH);
     assertTrue(
         next.arriving().contains(reader), "the reader relays what it receives from the peer");
+    // The other test's nodes are these nodes: leave them nothing to claim.
+    dsl().execute("DELETE FROM tasks WHERE job_id = ?", job);
+  }
+
+  @Test
+  void aSuccessRecordsAndRefillsItsSlotInOneStatement() {
+    String job = "succeed-and-claim";
+    List<String> targets = TaskCountsTest.createJob(dsl(), job);
+    String seed = targets.get(0);
+    String reader = targets.get(1);
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    for (String n : targets) {
+      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+    TaskQueue q = new TaskQueue(dsl());
+    assertTrue(ScheduleJob.run(dsl(), job));
+    q.claimWithSources(seed, seed + "/w", 1, Duration.ofMinutes(5), FRESH);
+    TaskCountsTest.publish(dsl(), job, seed, 0, 60);
+    assertTrue(ScheduleJob.run(dsl(), job));
+    List<ClaimedTask> running =
+        q.claimWithSources(reader, reader + "/w", 2, Duration.ofMinutes(5), FRESH);
+    assertEquals(2, running.size());
+    ClaimedTask done = running.get(0);
+    Replica mine = new Replica(done.objectId(), reader, 1 << 20, "crc32c:1", "/r/m.bin", 0);
+    List<String> next =
+        dsl()
+            .resultQuery(
+                "SELECT object_id FROM tasks WHERE job_id = ? AND node_id = ? AND state = 'pending'"
+                    + " ORDER BY run_after, task_id LIMIT 3",
+                job,
+                reader)
+            .fetch(0, String.class);
+
+    TaskQueue.SucceededAndClaimed out =
+        q.succeedAndClaim(
+            List.of(
+                new TaskQueue.Completion(
+                    done.taskId(), reader + "/w", 1 << 20, null, List.of(mine)),
+                // A lease that is not this owner's: not recorded, and the claim still runs.
+                new TaskQueue.Completion(
+                    running.get(1).taskId(), "someone-else/w", 1, null, List.of())),
+            reader,
+            reader + "/w",
+            3,
+            Duration.ofMinutes(5),
+            FRESH);
+
+    assertEquals(Set.of(done.taskId()), out.recorded());
+    assertEquals(next, out.claimed().stream().map(ClaimedTask::objectId).toList());
+    for (ClaimedTask t : out.claimed()) {
+      assertNotNull(t.sources(), "a refill carries its copies' sources: " + t.objectId());
+      assertEquals(seed, t.sources().seedNodeId());
+    }
+    assertEquals(
+        "succeeded",
+        dsl().fetchOne("SELECT state FROM tasks WHERE task_id = ?", done.taskId()).get(0));
+    assertEquals(
+        "processing",
+        dsl()
+            .fetchOne("SELECT state FROM tasks WHERE task_id = ?", running.get(1).taskId())
+            .get(0));
+    assertEquals(
+        1,
+        dsl()
+            .fetchCount(
+                dsl()
+                    .selectOne()
+                    .from("object_replicas")
+                    .where("object_id = ? AND node_id = ?", done.objectId(), reader)),
+        "the success published its replica");
+    assertEquals(
+        4,
+        dsl()
+            .fetchCount(
+                dsl()
+                    .selectOne()
+                    .from("tasks")
+                    .where("job_id = ? AND node_id = ? AND state = 'processing'", job, reader)),
+        "the one whose completion was refused, and the three refilled");
+    // The other test's nodes are these nodes: leave them nothing to claim.
+    dsl().execute("DELETE FROM tasks WHERE job_id = ?", job);
   }
 
   private static Set<String> nodesOf(List<Replica> replicas) {

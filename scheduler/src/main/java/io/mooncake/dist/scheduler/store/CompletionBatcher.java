@@ -13,7 +13,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Group commit for task successes. A worker thread that finishes a task hands its completion in and
  * waits; whichever thread holds the flush lock records every completion queued so far with one
  * {@link TaskQueue#succeedAll} (one transaction), so tasks finishing together cost one commit,
- * while a task finishing alone is recorded at once (no timer, no added latency).
+ * while a task finishing alone is recorded at once (no timer, no added latency). With a {@link
+ * Refill}, the same statement claims new tasks for the slots the finishing ones free ({@link
+ * TaskQueue#succeedAndClaim}), and hands them to the refill.
  */
 public final class CompletionBatcher {
   private final TaskQueue queue;
@@ -21,14 +23,49 @@ public final class CompletionBatcher {
   private final ReentrantLock flushLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
 
+  private final Refill refill;
+
   private record Waiting(Completion completion, CompletableFuture<Boolean> recorded) {}
 
+  /**
+   * Claims with a flush: the worker's side of {@link TaskQueue#succeedAndClaim}. {@link #reserve}
+   * and {@link #claimed} are called by the flushing thread, once each per flush that reserved.
+   */
+  public interface Refill {
+    /**
+     * Reserves slots for tasks to claim along with {@code finishing} successes, whose own slots are
+     * still taken until their threads return; 0 for none (the worker is stopping, or full).
+     */
+    int reserve(int finishing);
+
+    /**
+     * The tasks claimed for the {@code reserved} slots (maybe fewer, maybe none, and none when the
+     * statement failed): the worker runs them and releases what is left of the reservation.
+     */
+    void claimed(int reserved, List<ClaimedTask> tasks);
+
+    String nodeId();
+
+    String leaseOwner();
+
+    java.time.Duration lease();
+
+    /** The source lookup's relay freshness window. */
+    java.time.Duration fresh();
+  }
+
   public CompletionBatcher(TaskQueue queue, int maxBatch) {
+    this(queue, maxBatch, null);
+  }
+
+  /** With {@code refill} (may be null): every flush also claims for the slots it frees. */
+  public CompletionBatcher(TaskQueue queue, int maxBatch, Refill refill) {
     if (maxBatch < 1) {
       throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
     }
     this.queue = queue;
     this.maxBatch = maxBatch;
+    this.refill = refill;
   }
 
   /**
@@ -64,11 +101,32 @@ public final class CompletionBatcher {
     if (batch.isEmpty()) {
       return;
     }
+    List<Completion> completions = batch.stream().map(Waiting::completion).toList();
+    int reserved = refill == null ? 0 : refill.reserve(batch.size());
+    List<ClaimedTask> claimed = List.of();
     try {
-      Set<Long> recorded = queue.succeedAll(batch.stream().map(Waiting::completion).toList());
+      Set<Long> recorded;
+      if (reserved > 0) {
+        TaskQueue.SucceededAndClaimed done =
+            queue.succeedAndClaim(
+                completions,
+                refill.nodeId(),
+                refill.leaseOwner(),
+                reserved,
+                refill.lease(),
+                refill.fresh());
+        recorded = done.recorded();
+        claimed = done.claimed();
+      } else {
+        recorded = queue.succeedAll(completions);
+      }
       batch.forEach(b -> b.recorded().complete(recorded.contains(b.completion().taskId())));
     } catch (RuntimeException e) {
       batch.forEach(b -> b.recorded().completeExceptionally(e));
+    } finally {
+      if (reserved > 0) {
+        refill.claimed(reserved, claimed);
+      }
     }
   }
 }

@@ -148,9 +148,9 @@ public final class TaskQueue {
    * ({@code QueuePlanTest}). The update finds the ready rows by primary key through an array: as a
    * join, the generic plan (which guesses a limit of a tenth of the table) scanned the table.
    */
-  private static final String CLAIM_WITH_SOURCES =
+  private static final String CLAIM_WITH_SOURCES_CTES =
       """
-      WITH ready AS MATERIALIZED (
+      ready AS MATERIALIZED (
         SELECT task_id, job_id, task_type, object_id
           FROM tasks
          WHERE node_id = ? AND state = 'pending' AND run_after <= now()
@@ -181,11 +181,52 @@ public final class TaskQueue {
           + CLAIM_RETURNING
           + """
                 , t.source_node_id)
-          SELECT c.*, l.seed, l.seed_busy, l.followers, l.object_id, l.node_id, l.size_bytes, l.digest, l.file_path,
-                 l.file_offset, l.arriving, l.struck, l.held
-            FROM claimed c
-            LEFT JOIN looked l ON l.task_id = c.task_id
-           ORDER BY c.task_id, l.ord
+          """;
+
+  /**
+   * The claimed tasks' columns of {@link #CLAIM_WITH_SOURCES_CTES} and their lookup's, then {@link
+   * #CLAIMED_FROM}: a row per (task, source).
+   */
+  private static final String CLAIMED_COLUMNS =
+      """
+      SELECT c.*, l.seed, l.seed_busy, l.followers, l.object_id, l.node_id, l.size_bytes, l.digest, l.file_path,
+             l.file_offset, l.arriving, l.struck, l.held, l.ord
+      """;
+
+  private static final String CLAIMED_FROM =
+      " FROM claimed c LEFT JOIN looked l ON l.task_id = c.task_id\n";
+
+  private static final String CLAIM_WITH_SOURCES =
+      "WITH "
+          + CLAIM_WITH_SOURCES_CTES
+          + CLAIMED_COLUMNS
+          + CLAIMED_FROM
+          + " ORDER BY c.task_id, l.ord";
+
+  /**
+   * Successes ({@code mooncake_succeed}, as {@link #succeedAll}) and a claim ({@link
+   * #CLAIM_WITH_SOURCES}) in one statement: a finished copy's slot is refilled in the round trip
+   * that records it, instead of a second statement right after (issue 19: the success and the claim
+   * were each about one statement a copy). The claim reads the tasks as they were when the
+   * statement began, which the successes do not change for it (they touch processing rows, it takes
+   * pending ones). The claim's rows as {@link #CLAIM_WITH_SOURCES}'s, then one row per recorded
+   * success with its task id in the last column ({@code done_id}) and nulls before it.
+   *
+   * <p>Binds: the function's eleven arrays, then {@link #CLAIM_WITH_SOURCES}'s.
+   */
+  private static final String SUCCEED_AND_CLAIM =
+      "WITH done AS MATERIALIZED (SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)), "
+          + CLAIM_WITH_SOURCES_CTES
+          + "SELECT u.* FROM ("
+          + CLAIMED_COLUMNS
+          + ", NULL::bigint AS done_id"
+          + CLAIMED_FROM
+          + """
+           UNION ALL
+          SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                 NULL, NULL, NULL, NULL, NULL, NULL, d.task_id
+            FROM done d) u
+           ORDER BY u.task_id NULLS LAST, u.ord
           """;
 
   /**
@@ -236,50 +277,106 @@ public final class TaskQueue {
             for (Object bind : claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh)) {
               ps.setObject(++i, bind);
             }
-            record Due(OffsetDateTime runAfter, ClaimedTask task) {}
-            java.util.Map<Long, ClaimedTask> tasks = new java.util.LinkedHashMap<>();
-            java.util.Map<Long, OffsetDateTime> due = new java.util.HashMap<>();
-            java.util.Map<Long, String> recorded = new java.util.HashMap<>();
-            java.util.Map<Long, ReplicaCatalog.SourceRows> sources = new java.util.HashMap<>();
             try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                long id = rs.getLong(1);
-                if (!tasks.containsKey(id)) {
-                  tasks.put(id, claimedTask(rs));
-                  due.put(id, rs.getObject(9, OffsetDateTime.class));
-                  recorded.put(id, rs.getString(10));
-                }
-                // A lookup's rows carry its seed (column 11) even when they list no source.
-                if (rs.getString(11) != null || rs.getObject(12) != null) {
-                  sources.computeIfAbsent(id, k -> new ReplicaCatalog.SourceRows()).add(rs, 11);
-                }
-              }
+              return readClaims(rs, null);
             }
-            List<Due> claimed = new ArrayList<>(tasks.size());
-            for (ClaimedTask t : tasks.values()) {
-              ReplicaCatalog.SourceRows rows = sources.get(t.taskId());
-              claimed.add(
-                  new Due(
-                      due.get(t.taskId()),
-                      rows == null
-                          ? t
-                          : new ClaimedTask(
-                              t.taskId(),
-                              t.jobId(),
-                              t.nodeId(),
-                              t.type(),
-                              t.objectId(),
-                              t.payload(),
-                              t.attempt(),
-                              t.maxAttempts(),
-                              rows.sources(),
-                              recorded.get(t.taskId()))));
-            }
-            claimed.sort(
-                Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
-            return claimed.stream().map(Due::task).toList();
           }
         });
+  }
+
+  /** What {@link #succeedAndClaim} did: the successes recorded, the tasks claimed. */
+  public record SucceededAndClaimed(Set<Long> recorded, List<ClaimedTask> claimed) {}
+
+  /**
+   * {@link #succeedAll} and {@link #claimWithSources} in one statement ({@link
+   * #SUCCEED_AND_CLAIM}): the worker refills the slots its finished tasks free in the round trip
+   * that records them. With a limit of 0 it is {@link #succeedAll}.
+   */
+  public SucceededAndClaimed succeedAndClaim(
+      List<Completion> completions,
+      String nodeId,
+      String leaseOwner,
+      int limit,
+      Duration lease,
+      Duration fresh) {
+    if (limit < 0) {
+      throw new IllegalArgumentException("limit must not be negative, got " + limit);
+    }
+    if (limit == 0 || completions.isEmpty()) {
+      Set<Long> recorded = succeedAll(completions);
+      return new SucceededAndClaimed(
+          recorded,
+          limit == 0 ? List.of() : claimWithSources(nodeId, leaseOwner, limit, lease, fresh));
+    }
+    List<Completion> sorted =
+        completions.stream().sorted(Comparator.comparingLong(Completion::taskId)).toList();
+    return dsl.connectionResult(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(SUCCEED_AND_CLAIM)) {
+            int i = bindCompletions(c, ps, sorted);
+            for (Object bind : claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh)) {
+              ps.setObject(++i, bind);
+            }
+            Set<Long> recorded = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              List<ClaimedTask> claimed = readClaims(rs, recorded);
+              return new SucceededAndClaimed(recorded, claimed);
+            }
+          }
+        });
+  }
+
+  /**
+   * The tasks of a claim's rows ({@link #CLAIMED_COLUMNS}), in the claim's order, each with its
+   * sources; rows with a {@code done_id} (column 24) are recorded successes, added to {@code done}.
+   */
+  private static List<ClaimedTask> readClaims(ResultSet rs, Set<Long> done) throws SQLException {
+    record Due(OffsetDateTime runAfter, ClaimedTask task) {}
+    java.util.Map<Long, ClaimedTask> tasks = new java.util.LinkedHashMap<>();
+    java.util.Map<Long, OffsetDateTime> due = new java.util.HashMap<>();
+    java.util.Map<Long, String> recorded = new java.util.HashMap<>();
+    java.util.Map<Long, ReplicaCatalog.SourceRows> sources = new java.util.HashMap<>();
+    while (rs.next()) {
+      if (done != null) {
+        long doneId = rs.getLong(24);
+        if (!rs.wasNull()) {
+          done.add(doneId);
+          continue;
+        }
+      }
+      long id = rs.getLong(1);
+      if (!tasks.containsKey(id)) {
+        tasks.put(id, claimedTask(rs));
+        due.put(id, rs.getObject(9, OffsetDateTime.class));
+        recorded.put(id, rs.getString(10));
+      }
+      // A lookup's rows carry its seed (column 11) even when they list no source.
+      if (rs.getString(11) != null || rs.getObject(12) != null) {
+        sources.computeIfAbsent(id, k -> new ReplicaCatalog.SourceRows()).add(rs, 11);
+      }
+    }
+    List<Due> claimed = new ArrayList<>(tasks.size());
+    for (ClaimedTask t : tasks.values()) {
+      ReplicaCatalog.SourceRows rows = sources.get(t.taskId());
+      claimed.add(
+          new Due(
+              due.get(t.taskId()),
+              rows == null
+                  ? t
+                  : new ClaimedTask(
+                      t.taskId(),
+                      t.jobId(),
+                      t.nodeId(),
+                      t.type(),
+                      t.objectId(),
+                      t.payload(),
+                      t.attempt(),
+                      t.maxAttempts(),
+                      rows.sources(),
+                      recorded.get(t.taskId()))));
+    }
+    claimed.sort(Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
+    return claimed.stream().map(Due::task).toList();
   }
 
   /** A claimed task from the claim's first eight columns ({@link #CLAIM_RETURNING}). */
@@ -486,6 +583,28 @@ public final class TaskQueue {
    */
   private static Set<Long> succeedAndPublish(Connection c, List<Completion> sorted)
       throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      bindCompletions(c, ps, sorted);
+      Set<Long> recorded = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          recorded.add(rs.getLong(1));
+        }
+      }
+      return recorded;
+    }
+  }
+
+  /**
+   * Binds {@code mooncake_succeed}'s eleven arrays (the completions, then the replicas they
+   * publish) as parameters 1-11 of {@code ps}.
+   *
+   * @return the last parameter index bound (11)
+   */
+  private static int bindCompletions(Connection c, PreparedStatement ps, List<Completion> sorted)
+      throws SQLException {
     int n = sorted.size();
     Long[] ids = new Long[n];
     String[] owners = new String[n];
@@ -525,28 +644,18 @@ public final class TaskQueue {
       rPaths[j] = r.filePath();
       rOffsets[j++] = r.fileOffset();
     }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-      ps.setArray(1, c.createArrayOf("bigint", ids));
-      ps.setArray(2, c.createArrayOf("text", owners));
-      ps.setArray(3, c.createArrayOf("bigint", bytes));
-      ps.setArray(4, c.createArrayOf("text", results));
-      ps.setArray(5, c.createArrayOf("bigint", rTasks));
-      ps.setArray(6, c.createArrayOf("text", rObjects));
-      ps.setArray(7, c.createArrayOf("text", rNodes));
-      ps.setArray(8, c.createArrayOf("bigint", rSizes));
-      ps.setArray(9, c.createArrayOf("text", rDigests));
-      ps.setArray(10, c.createArrayOf("text", rPaths));
-      ps.setArray(11, c.createArrayOf("bigint", rOffsets));
-      Set<Long> recorded = new HashSet<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          recorded.add(rs.getLong(1));
-        }
-      }
-      return recorded;
-    }
+    ps.setArray(1, c.createArrayOf("bigint", ids));
+    ps.setArray(2, c.createArrayOf("text", owners));
+    ps.setArray(3, c.createArrayOf("bigint", bytes));
+    ps.setArray(4, c.createArrayOf("text", results));
+    ps.setArray(5, c.createArrayOf("bigint", rTasks));
+    ps.setArray(6, c.createArrayOf("text", rObjects));
+    ps.setArray(7, c.createArrayOf("text", rNodes));
+    ps.setArray(8, c.createArrayOf("bigint", rSizes));
+    ps.setArray(9, c.createArrayOf("text", rDigests));
+    ps.setArray(10, c.createArrayOf("text", rPaths));
+    ps.setArray(11, c.createArrayOf("bigint", rOffsets));
+    return 11;
   }
 
   /**
