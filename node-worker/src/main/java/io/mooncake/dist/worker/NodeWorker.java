@@ -93,7 +93,22 @@ public final class NodeWorker implements AutoCloseable {
   /**
    * Copies of this node pulling from their job's seed right now (at most one; see SourcePlanner).
    */
-  private final AtomicInteger seedPulls = new AtomicInteger();
+  private final SeedSlot seedPulls = new SeedSlot(TaskExecutor.SEED_PULLS);
+
+  /** A copy waiting in place for the seed slot gives its executor slot back meanwhile. */
+  private final SeedSlot.Parking parking =
+      new SeedSlot.Parking() {
+        @Override
+        public void park() {
+          inFlight.decrementAndGet();
+          wake.release();
+        }
+
+        @Override
+        public void unpark() {
+          inFlight.incrementAndGet();
+        }
+      };
 
   /** This node's seed pulls per job against its fair share (see SourcePlanner). */
   private final SeedShares seedShares;
@@ -223,8 +238,11 @@ public final class NodeWorker implements AutoCloseable {
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());
     this.store = newStore();
+    // One thread more than the concurrency: the copy waiting in place for the seed slot keeps its
+    // thread while it hands its slot back (SeedSlot).
     this.executor =
-        Executors.newFixedThreadPool(settings.concurrency(), r -> new Thread(r, "task-" + nodeId));
+        Executors.newFixedThreadPool(
+            settings.concurrency() + 1, r -> new Thread(r, "task-" + nodeId));
   }
 
   /**
@@ -770,6 +788,7 @@ public final class NodeWorker implements AutoCloseable {
               queue,
               leaseOwner,
               seedPulls,
+              parking,
               arrivals,
               own,
               seedShares);

@@ -52,9 +52,13 @@ final class TaskExecutor {
   private final String leaseOwner;
 
   /**
-   * This node's copies currently pulling from their job's seed (see SourcePlanner: one at a time).
+   * This node's copies currently pulling from their job's seed (see SourcePlanner: one at a time),
+   * and the one copy waiting in place for that slot.
    */
-  private final java.util.concurrent.atomic.AtomicInteger seedPulls;
+  private final SeedSlot seedPulls;
+
+  /** How a copy waiting in place for the seed slot hands its executor slot back meanwhile. */
+  private final SeedSlot.Parking parking;
 
   private final Arrivals arrivals;
 
@@ -71,10 +75,12 @@ final class TaskExecutor {
       ReplicaCatalog replicas,
       TaskQueue leases,
       String leaseOwner,
-      java.util.concurrent.atomic.AtomicInteger seedPulls,
+      SeedSlot seedPulls,
+      SeedSlot.Parking parking,
       Arrivals arrivals,
       OwnReplicas own,
       SeedShares shares) {
+    this.parking = parking;
     this.own = own;
     this.shares = shares;
     this.seedPulls = seedPulls;
@@ -198,10 +204,11 @@ final class TaskExecutor {
   /**
    * Pulls one object from a live source in {@link SourcePlanner}'s order (followers that hold it or
    * are receiving it, least busy first, the seed last), trying the next one when a source fails or
-   * sends bytes whose digest does not match what the seed published; waits instead ({@link
-   * TaskDeferred}) when only the seed holds it and this node already pulls another object from
-   * there. While it runs, the object is in {@link Arrivals}: other followers relay it from here as
-   * it lands.
+   * sends bytes whose digest does not match what the seed published; waits instead when only the
+   * seed holds it and this node already pulls another object from there: in place, without an
+   * executor slot, for the one copy of the node that may ({@link SeedSlot}), else back in the queue
+   * ({@link TaskDeferred}). While it runs, the object is in {@link Arrivals}: other followers relay
+   * it from here as it lands.
    */
   private Outcome copy(ClaimedTask task, Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
@@ -234,101 +241,150 @@ final class TaskExecutor {
             object.digest(),
             finalPath.toString(),
             object.offset());
-    for (int round = 0; ; round++) {
-      // The claim looked the sources up and named the first one other than the seed in the row
-      // (TaskQueue.claimWithSources); a second round looks again.
-      boolean claimed = round == 0 && task.sources() != null;
-      ReplicaCatalog.CopySources found =
-          claimed
-              ? task.sources()
-              : replicas.sources(
-                  jobId,
-                  object.objectId(),
-                  object.digest(),
-                  nodeId,
-                  NodeRegistry.LIVENESS,
-                  RELAY_FRESH);
-      if (claimed && task.recordedSource() != null) {
-        progress.sourceRecorded(task.recordedSource());
-      }
-      if (round == 0 && found.heldHere() && alreadyHeld(object, finalPath, algorithm)) {
-        return new Outcome(object.length(), null, List.of(mine));
-      }
-      boolean relaying = found.followers() > 1;
-      // The share is asked only when the seed is the one source left: asking starts the copy's
-      // patience (SeedShares.PATIENCE).
-      boolean onlySeed =
-          found.holders().size() == 1 && found.holders().get(0).nodeId().equals(found.seedNodeId());
-      List<Replica> holders =
-          switch (SourcePlanner.plan(
-              object.objectId(),
-              found.holders(),
-              found.seedNodeId(),
-              found.seedPullInFlight(),
-              relaying && seedPulls.get() >= SEED_PULLS,
-              relaying
-                  && onlySeed
-                  && !found.seedPullInFlight()
-                  && seedPulls.get() < SEED_PULLS
-                  && shares.holdBack(jobId, taskId))) {
-            case SourcePlanner.Plan.Fetch f -> f.order();
-            case SourcePlanner.Plan.Wait w -> throw new TaskDeferred(w.reason());
-          };
-      // Only the seed holds it: take one of this node's seed slots, or wait if other copies took
-      // them first. With a single follower nobody can relay, and several objects in flight from
-      // the seed are what keeps that one link full.
-      boolean seedSlot =
-          relaying && holders.size() == 1 && holders.get(0).nodeId().equals(found.seedNodeId());
-      if (seedSlot && !takeSeedSlot()) {
-        throw new TaskDeferred(SourcePlanner.seedSlotTaken(found.seedNodeId()).reason());
-      }
-      try {
-        SeedPull seedPull =
-            seedSlot
-                ? new SeedPull(
-                    found.seedNodeId(),
-                    () -> {
-                      boolean taken =
-                          leases.takeSeedPull(
-                              taskId,
-                              leaseOwner,
-                              jobId,
-                              object.objectId(),
-                              found.seedNodeId(),
-                              RELAY_FRESH);
-                      if (taken) {
-                        shares.pulled(jobId, taskId);
-                      }
-                      return taken;
-                    })
-                : null;
-        return copyFrom(
-            payload,
-            file,
-            object,
-            algorithm,
-            finalPath,
-            mine,
-            holders,
-            found.arriving(),
-            found.struck(),
-            seedPull,
-            progress);
-      } catch (SeedTaken e) {
-        if (round > 0) {
-          throw new TaskDeferred(
-              "object "
-                  + object.objectId()
-                  + " is on its way from the seed "
-                  + found.seedNodeId()
-                  + " to another follower; taking it from that follower instead of a second copy from the seed");
+    // Whether this copy is the node's one copy waiting in place for its seed slot, since when.
+    boolean waiting = false;
+    long waitingSince = 0;
+    boolean seedTakenOnce = false;
+    try {
+      for (int round = 0; ; round++) {
+        // The claim looked the sources up and named the first one other than the seed in the row
+        // (TaskQueue.claimWithSources); a later round looks again.
+        boolean claimed = round == 0 && task.sources() != null;
+        ReplicaCatalog.CopySources found =
+            claimed
+                ? task.sources()
+                : replicas.sources(
+                    jobId,
+                    object.objectId(),
+                    object.digest(),
+                    nodeId,
+                    NodeRegistry.LIVENESS,
+                    RELAY_FRESH);
+        if (claimed && task.recordedSource() != null) {
+          progress.sourceRecorded(task.recordedSource());
         }
-        // Another follower won the object's seed pull a moment ago: it now relays the object.
-      } finally {
-        if (seedSlot) {
-          seedPulls.decrementAndGet();
+        if (round == 0 && found.heldHere() && alreadyHeld(object, finalPath, algorithm)) {
+          return new Outcome(object.length(), null, List.of(mine));
+        }
+        boolean relaying = found.followers() > 1;
+        // The share is asked only when the seed is the one source left: asking starts the copy's
+        // patience (SeedShares.PATIENCE).
+        boolean onlySeed =
+            found.holders().size() == 1
+                && found.holders().get(0).nodeId().equals(found.seedNodeId());
+        SourcePlanner.Plan plan =
+            SourcePlanner.plan(
+                object.objectId(),
+                found.holders(),
+                found.seedNodeId(),
+                found.seedPullInFlight(),
+                relaying && seedPulls.busy(),
+                relaying
+                    && onlySeed
+                    && !found.seedPullInFlight()
+                    && !seedPulls.busy()
+                    && shares.holdBack(jobId, taskId));
+        // Only the seed holds it: take one of this node's seed slots, or wait if other copies took
+        // them first. With a single follower nobody can relay, and several objects in flight from
+        // the seed are what keeps that one link full.
+        boolean seedSlot =
+            plan instanceof SourcePlanner.Plan.Fetch f
+                && relaying
+                && f.order().size() == 1
+                && f.order().get(0).nodeId().equals(found.seedNodeId());
+        boolean slotFull = seedSlot && !seedPulls.tryTake();
+        if (slotFull || plan instanceof SourcePlanner.Plan.Wait) {
+          SourcePlanner.Plan.Wait w =
+              slotFull
+                  ? SourcePlanner.seedSlotTaken(found.seedNodeId())
+                  : (SourcePlanner.Plan.Wait) plan;
+          if (w.why() == SourcePlanner.Why.OWN_SLOT) {
+            if (!waiting && seedPulls.becomeWaiter()) {
+              waiting = true;
+              waitingSince = System.nanoTime();
+            }
+            if (waiting && SeedSlot.keepsWaiting(System.nanoTime() - waitingSince)) {
+              awaitSeedSlot();
+              continue;
+            }
+          }
+          throw new TaskDeferred(w.reason());
+        }
+        if (waiting) {
+          // It runs: another copy may wait in its place.
+          seedPulls.endWait();
+          waiting = false;
+        }
+        List<Replica> holders = ((SourcePlanner.Plan.Fetch) plan).order();
+        try {
+          SeedPull seedPull =
+              seedSlot
+                  ? new SeedPull(
+                      found.seedNodeId(),
+                      () -> {
+                        boolean taken =
+                            leases.takeSeedPull(
+                                taskId,
+                                leaseOwner,
+                                jobId,
+                                object.objectId(),
+                                found.seedNodeId(),
+                                RELAY_FRESH);
+                        if (taken) {
+                          shares.pulled(jobId, taskId);
+                        }
+                        return taken;
+                      })
+                  : null;
+          return copyFrom(
+              payload,
+              file,
+              object,
+              algorithm,
+              finalPath,
+              mine,
+              holders,
+              found.arriving(),
+              found.struck(),
+              seedPull,
+              progress);
+        } catch (SeedTaken e) {
+          if (seedTakenOnce) {
+            throw new TaskDeferred(
+                "object "
+                    + object.objectId()
+                    + " is on its way from the seed "
+                    + found.seedNodeId()
+                    + " to another follower; taking it from that follower instead of a second copy from the seed");
+          }
+          seedTakenOnce = true;
+          // Another follower won the object's seed pull a moment ago: it now relays the object.
+        } finally {
+          if (seedSlot) {
+            seedPulls.release();
+          }
         }
       }
+    } finally {
+      if (waiting) {
+        seedPulls.endWait();
+      }
+    }
+  }
+
+  /**
+   * Waits, without holding an executor slot, until this node's seed slot is free or {@link
+   * SeedSlot#STEP} has passed; the caller then looks the sources up again.
+   */
+  private void awaitSeedSlot() throws TaskDeferred {
+    parking.park();
+    try {
+      seedPulls.awaitFree(SeedSlot.STEP);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TaskDeferred("interrupted while waiting for this node's seed slot");
+    } finally {
+      parking.unpark();
     }
   }
 
@@ -352,17 +408,6 @@ final class TaskExecutor {
       log.warn("cannot record the pull from the seed: {}", e.toString());
       return true;
     }
-  }
-
-  private boolean takeSeedSlot() {
-    int n;
-    do {
-      n = seedPulls.get();
-      if (n >= SEED_PULLS) {
-        return false;
-      }
-    } while (!seedPulls.compareAndSet(n, n + 1));
-    return true;
   }
 
   private Outcome copyFrom(
