@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 class SeedSlotTest {
@@ -53,8 +54,10 @@ class SeedSlotTest {
                 throw new IllegalStateException(e);
               }
             });
-    Thread.sleep(50);
-    assertFalse(waited.isDone(), "still pulling");
+    assertThrows(
+        TimeoutException.class,
+        () -> waited.get(50, TimeUnit.MILLISECONDS),
+        "no wake-up while the node still pulls");
     long released = System.nanoTime();
     slot.release();
     assertTrue(waited.get(5, TimeUnit.SECONDS));

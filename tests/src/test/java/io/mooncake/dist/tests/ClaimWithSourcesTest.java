@@ -40,22 +40,11 @@ class ClaimWithSourcesTest {
   @Test
   void claimedCopiesCarryTheirSourcesAndNameTheFirstPeerInTheirRow() {
     String job = "claim-sources";
-    List<String> targets = TaskCountsTest.createJob(dsl(), job);
+    List<String> targets = released(job);
     String seed = targets.get(0);
     String reader = targets.get(1);
     String peer = targets.get(2);
-    NodeRegistry nodes = new NodeRegistry(dsl());
-    for (String n : targets) {
-      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
-    }
     TaskQueue q = new TaskQueue(dsl());
-    assertTrue(ScheduleJob.run(dsl(), job));
-    List<ClaimedTask> download =
-        q.claimWithSources(seed, seed + "/w", 1, Duration.ofMinutes(5), FRESH);
-    assertEquals(1, download.size());
-    assertNull(download.get(0).sources(), "a whole-model task carries no lookup");
-    TaskCountsTest.publish(dsl(), job, seed, 0, 60);
-    assertTrue(ScheduleJob.run(dsl(), job));
     // The peer holds the reader's first two objects (in its claim order) with the seed's digest.
     List<String> first =
         dsl()
@@ -128,18 +117,10 @@ class ClaimWithSourcesTest {
   @Test
   void aSuccessRecordsAndRefillsItsSlotInOneStatement() {
     String job = "succeed-and-claim";
-    List<String> targets = TaskCountsTest.createJob(dsl(), job);
+    List<String> targets = released(job);
     String seed = targets.get(0);
     String reader = targets.get(1);
-    NodeRegistry nodes = new NodeRegistry(dsl());
-    for (String n : targets) {
-      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
-    }
     TaskQueue q = new TaskQueue(dsl());
-    assertTrue(ScheduleJob.run(dsl(), job));
-    q.claimWithSources(seed, seed + "/w", 1, Duration.ofMinutes(5), FRESH);
-    TaskCountsTest.publish(dsl(), job, seed, 0, 60);
-    assertTrue(ScheduleJob.run(dsl(), job));
     List<ClaimedTask> running =
         q.claimWithSources(reader, reader + "/w", 2, Duration.ofMinutes(5), FRESH);
     assertEquals(2, running.size());
@@ -202,6 +183,29 @@ class ClaimWithSourcesTest {
         "the one whose completion was refused, and the three refilled");
     // The other test's nodes are these nodes: leave them nothing to claim.
     dsl().execute("DELETE FROM tasks WHERE job_id = ?", job);
+  }
+
+  /**
+   * A job whose nodes are registered, whose seed claimed its download (a whole-model task, which
+   * carries no lookup) and published every object, and whose copies are released.
+   *
+   * @return the job's targets, the seed first
+   */
+  private static List<String> released(String job) {
+    List<String> targets = TaskCountsTest.createJob(dsl(), job);
+    String seed = targets.get(0);
+    NodeRegistry nodes = new NodeRegistry(dsl());
+    for (String n : targets) {
+      nodes.register(n, n.split(":")[0], 1, "/data", "i-" + n);
+    }
+    assertTrue(ScheduleJob.run(dsl(), job));
+    List<ClaimedTask> download =
+        new TaskQueue(dsl()).claimWithSources(seed, seed + "/w", 1, Duration.ofMinutes(5), FRESH);
+    assertEquals(1, download.size());
+    assertNull(download.get(0).sources(), "a whole-model task carries no lookup");
+    TaskCountsTest.publish(dsl(), job, seed, 0, 60);
+    assertTrue(ScheduleJob.run(dsl(), job));
+    return targets;
   }
 
   private static Set<String> nodesOf(List<Replica> replicas) {

@@ -160,6 +160,19 @@ class QueuePlanTest {
             NODE, NODE + "/w", limit, Duration.ofSeconds(30), Duration.ofSeconds(5));
   }
 
+  /** Both claims, as custom and as generic plans, for a small and a large limit. */
+  private static void assertEveryClaimThroughTheReadyIndex(String statistics) {
+    for (int limit : new int[] {1, 32}) {
+      String what = statistics + ", limit " + limit;
+      assertClaimsThroughTheReadyIndex(explainCustom(claim(limit)), what + ", custom plan");
+      assertClaimsThroughTheReadyIndex(explainGeneric(claim(limit)), what + ", generic plan");
+      assertClaimsThroughTheReadyIndex(
+          explainCustom(claimWithSources(limit)), what + ", claim with sources, custom plan");
+      assertClaimsThroughTheReadyIndex(
+          explainGeneric(claimWithSources(limit)), what + ", claim with sources, generic plan");
+    }
+  }
+
   @Test
   void theClaimReadsTheReadyIndexUnderStaleAndFreshStatistics() throws SQLException {
     // Stale: the statistics still say every row is pending, but almost all have finished.
@@ -167,31 +180,9 @@ class QueuePlanTest {
         .execute(
             "UPDATE tasks SET state = 'succeeded', finished_at = now() WHERE task_id <= ?",
             (long) FINISHED);
-    for (int limit : new int[] {1, 32}) {
-      assertClaimsThroughTheReadyIndex(
-          explainCustom(claim(limit)), "stale statistics, custom plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainGeneric(claim(limit)), "stale statistics, generic plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainCustom(claimWithSources(limit)),
-          "stale statistics, claim with sources, custom plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainGeneric(claimWithSources(limit)),
-          "stale statistics, claim with sources, generic plan, limit " + limit);
-    }
+    assertEveryClaimThroughTheReadyIndex("stale statistics");
     dsl().execute("ANALYZE tasks");
-    for (int limit : new int[] {1, 32}) {
-      assertClaimsThroughTheReadyIndex(
-          explainCustom(claim(limit)), "fresh statistics, custom plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainGeneric(claim(limit)), "fresh statistics, generic plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainCustom(claimWithSources(limit)),
-          "fresh statistics, claim with sources, custom plan, limit " + limit);
-      assertClaimsThroughTheReadyIndex(
-          explainGeneric(claimWithSources(limit)),
-          "fresh statistics, claim with sources, generic plan, limit " + limit);
-    }
+    assertEveryClaimThroughTheReadyIndex("fresh statistics");
   }
 
   @Test

@@ -69,12 +69,12 @@ public final class ReplicaCatalog {
   }
 
   /** The head of every replica publication; a SELECT of the six columns follows. */
-  static final String UPSERT_INTO =
+  private static final String UPSERT_INTO =
       "INSERT INTO object_replicas AS o (object_id, node_id, size_bytes, digest, file_path,"
           + " file_offset)\n";
 
   /** A re-published replica replaces the row (a re-download may have moved its file). */
-  static final String UPSERT_CONFLICT =
+  private static final String UPSERT_CONFLICT =
       """
       ON CONFLICT (object_id, node_id) DO UPDATE
          SET size_bytes = excluded.size_bytes, digest = excluded.digest, file_path = excluded.file_path,
