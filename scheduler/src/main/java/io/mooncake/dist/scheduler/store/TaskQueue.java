@@ -73,191 +73,60 @@ public final class TaskQueue {
   }
 
   /**
-   * The claim. The ready rows are picked in a {@code MATERIALIZED} CTE (Oban's "optimization
-   * fence": the locking subquery runs exactly once, whatever join the planner chooses around it)
-   * ordered by {@code (run_after, task_id)}, an order only the partial index {@code
-   * tasks_claim_idx} yields, so stale statistics cannot make the planner walk the primary key and
-   * filter finished rows. The state and the limit are literals, not binds: a generic plan (what a
-   * prepared statement ends up with) could not match the partial index's {@code WHERE state =
-   * 'pending'} against a parameter, nor know the limit is small. QueuePlanTest checks the plan.
+   * The claim, {@code mooncake_claim} (V019): up to a limit of the node's ready tasks, oldest due
+   * first, taken with {@code SKIP LOCKED}, and with a lookup each claimed copy's sources ({@code
+   * copy_sources}, as {@link ReplicaCatalog#sources}), the first one other than the seed named as
+   * the copy's source in its row (what the worker then tries first; a seed pull is still taken on
+   * its own, {@link #takeSeedPull}). Claim, lookup and the source's write were three statements per
+   * copy (issue 19). The lookup reads the tasks as they were when the claim began, so it never sees
+   * the copies this claim takes: none of them is this node's source or relay anyway. One row per
+   * (claimed task, source), best source first; a task without a lookup (not a copy, a copy without
+   * a release, or a claim without lookups) has one row of nulls after its own columns. A function
+   * with a forced generic plan: planned once per server connection, and its plan reads the claim
+   * index whatever the limit ({@code QueuePlanTest}).
    *
-   * <p>Copies are stored without a payload (V004): for those the payload is built here, from the
-   * job, the object's range and file and the digest recorded when the object was released, four
-   * primary-key probes per claimed copy. Rows that carry a payload return it as stored.
+   * <p>Binds ({@link #claimBinds}): node, limit, lease owner and the lease's seconds, whether to
+   * look sources up, then the lookup's liveness, freshness, avoidance count and window, sample size
+   * and lapse.
    */
-  private static final String CLAIM_SET =
-      """
-      UPDATE tasks t
-         SET state = 'processing', lease_owner = ?, lease_expires_at = now() + make_interval(secs => ?::float8),
-             started_at = now(), updated_at = now(), attempts = t.attempts + 1, bytes_done = 0
-      """;
-
-  private static final String CLAIM_RETURNING =
-      """
-      RETURNING t.task_id, t.job_id, t.node_id, t.task_type, t.object_id,
-                coalesce(t.payload, (
-                  SELECT jsonb_build_object(
-                           'model', jsonb_build_object('model_id', j.model_id, 'revision', j.revision, 'format', j.format,
-                                                       'provider', j.provider),
-                           'files', jsonb_build_array(jsonb_build_object(
-                             'file_index', jf.file_index, 'path', jf.path, 'size_bytes', jf.size_bytes, 'sha256', jf.sha256,
-                             'download_url', NULL, 'objects', jsonb_build_array(jsonb_build_object(
-                               'object_id', jo.object_id, 'chunk_index', jo.chunk_index, 'offset', jo.offset_bytes,
-                               'length', jo.length_bytes, 'digest', cr.digest)))))
-                    FROM jobs j
-                    JOIN job_objects jo ON jo.job_id = j.job_id AND jo.object_id = t.object_id
-                    JOIN job_files jf ON jf.job_id = jo.job_id AND jf.file_index = jo.file_index
-                    LEFT JOIN copy_releases cr ON cr.job_id = jo.job_id AND cr.object_id = jo.object_id
-                   WHERE j.job_id = t.job_id))::text,
-                t.attempts, t.max_attempts, t.run_after
-      """;
-
-  private static final String CLAIM =
-      """
-      WITH ready AS MATERIALIZED (
-        SELECT task_id
-          FROM tasks
-         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
-         ORDER BY run_after, task_id
-         LIMIT %d
-           FOR UPDATE SKIP LOCKED)
-      """
-          + CLAIM_SET
-          + """
-            FROM ready
-           WHERE t.task_id = ready.task_id
-          """
-          + CLAIM_RETURNING;
-
-  /**
-   * {@link #CLAIM}, and for each claimed copy of a released object its sources ({@code
-   * copy_sources}, as {@link ReplicaCatalog#sources}) looked up in the same statement, the first
-   * one other than the seed named as the copy's source in its row (what the worker then tries
-   * first; a seed pull is still taken on its own, {@link #takeSeedPull}). Claim, lookup and the
-   * source's write were three statements per copy (issue 19). The lookup reads the tasks as they
-   * were when the statement began, so it never sees the copies this claim takes: none of them is
-   * this node's source or relay anyway. One row per (claimed task, source), best source first; a
-   * task without a lookup (not a copy, or a copy without a release) has one row of nulls after its
-   * own columns.
-   *
-   * <p>Binds: node and limit, then the lookup's node, liveness, freshness, avoidance count and
-   * window, sample size and lapse, then the lease owner and the lease's seconds. The limit is a
-   * bind, unlike {@link #CLAIM}'s: one SQL text for every limit is one prepared statement per
-   * server connection instead of eight, each planned anew (with its lookup, 4 ms a plan) until
-   * Postgres settles on a generic plan; the plan is the claim index's range scan whatever the limit
-   * ({@code QueuePlanTest}). The update finds the ready rows by primary key through an array: as a
-   * join, the generic plan (which guesses a limit of a tenth of the table) scanned the table.
-   */
-  private static final String CLAIM_WITH_SOURCES_CTES =
-      """
-      ready AS MATERIALIZED (
-        SELECT task_id, job_id, task_type, object_id
-          FROM tasks
-         WHERE node_id = ? AND state = 'pending' AND run_after <= now()
-         ORDER BY run_after, task_id
-         LIMIT ?
-           FOR UPDATE SKIP LOCKED),
-      looked AS MATERIALIZED (
-        SELECT r.task_id, s.*
-          FROM ready r
-          JOIN copy_releases cr ON cr.job_id = r.job_id AND cr.object_id = r.object_id
-         CROSS JOIN LATERAL copy_sources(r.job_id, r.object_id, cr.digest, ?::varchar, ?::float8, ?::float8, ?::int,
-                                         ?::float8, ?::int, ?::float8)
-               WITH ORDINALITY AS s (seed, seed_busy, followers, object_id, node_id, size_bytes, digest, file_path,
-                                     file_offset, arriving, struck, held, ord)
-         WHERE r.task_type = 'REPLICA_COPY'),
-      chosen AS (
-        SELECT DISTINCT ON (l.task_id) l.task_id, l.node_id
-          FROM looked l
-         WHERE l.node_id IS NOT NULL AND l.node_id IS DISTINCT FROM l.seed AND NOT l.held
-         ORDER BY l.task_id, l.ord),
-      claimed AS (
-      """
-          + CLAIM_SET
-          + """
-                   , source_node_id = (SELECT chosen.node_id FROM chosen WHERE chosen.task_id = t.task_id)
-           WHERE t.task_id = ANY (ARRAY(SELECT task_id FROM ready))
-          """
-          + CLAIM_RETURNING
-          + """
-                , t.source_node_id)
-          """;
-
-  /**
-   * The claimed tasks' columns of {@link #CLAIM_WITH_SOURCES_CTES} and their lookup's, then {@link
-   * #CLAIMED_FROM}: a row per (task, source).
-   */
-  private static final String CLAIMED_COLUMNS =
-      """
-      SELECT c.*, l.seed, l.seed_busy, l.followers, l.object_id, l.node_id, l.size_bytes, l.digest, l.file_path,
-             l.file_offset, l.arriving, l.struck, l.held, l.ord
-      """;
-
-  private static final String CLAIMED_FROM =
-      " FROM claimed c LEFT JOIN looked l ON l.task_id = c.task_id\n";
+  private static final String CLAIM_CALL = "mooncake_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
   private static final String CLAIM_WITH_SOURCES =
-      "WITH "
-          + CLAIM_WITH_SOURCES_CTES
-          + CLAIMED_COLUMNS
-          + CLAIMED_FROM
-          + " ORDER BY c.task_id, l.ord";
+      "SELECT * FROM " + CLAIM_CALL + " c ORDER BY c.task_id, c.s_ord";
 
   /**
    * Successes ({@code mooncake_succeed}, as {@link #succeedAll}) and a claim ({@link
    * #CLAIM_WITH_SOURCES}) in one statement: a finished copy's slot is refilled in the round trip
    * that records it, instead of a second statement right after (issue 19: the success and the claim
-   * were each about one statement a copy). The claim reads the tasks as they were when the
-   * statement began, which the successes do not change for it (they touch processing rows, it takes
-   * pending ones). The claim's rows as {@link #CLAIM_WITH_SOURCES}'s, then one row per recorded
-   * success with its task id in the last column ({@code done_id}) and nulls before it.
+   * were each about one statement a copy). The successes touch processing rows, the claim takes
+   * pending ones. The claim's rows as {@link #CLAIM_WITH_SOURCES}'s, then one row per recorded
+   * success with its task id in the last column ({@code done_id}) and nulls before it. Both parts
+   * are functions with forced generic plans; this statement's own plan is two function scans
+   * (written inline, its claim was planned on every call: 5.3 ms a plan).
    *
    * <p>Binds: the function's eleven arrays, then {@link #CLAIM_WITH_SOURCES}'s.
    */
   private static final String SUCCEED_AND_CLAIM =
-      "WITH done AS MATERIALIZED (SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)), "
-          + CLAIM_WITH_SOURCES_CTES
-          + "SELECT u.* FROM ("
-          + CLAIMED_COLUMNS
-          + ", NULL::bigint AS done_id"
-          + CLAIMED_FROM
+      "WITH done AS MATERIALIZED (SELECT task_id FROM mooncake_succeed(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) "
+          + "SELECT u.* FROM (SELECT c.*, NULL::bigint AS done_id FROM "
+          + CLAIM_CALL
           + """
+           c
            UNION ALL
           SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                  NULL, NULL, NULL, NULL, NULL, NULL, d.task_id
             FROM done d) u
-           ORDER BY u.task_id NULLS LAST, u.ord
+           ORDER BY u.task_id NULLS LAST, u.s_ord
           """;
 
   /**
-   * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM}), oldest
-   * due first, returned in that order. Plain JDBC on the hot path: rendering the statement with
-   * jOOQ on every claim cost more client CPU than the database spent running it.
+   * Claims up to {@code limit} of the node's ready tasks in one statement ({@link #CLAIM_CALL},
+   * without lookups), oldest due first, returned in that order. Plain JDBC on the hot path:
+   * rendering the statement with jOOQ on every claim cost more client CPU than the database spent
+   * running it.
    */
   public List<ClaimedTask> claim(String nodeId, String leaseOwner, int limit, Duration lease) {
-    String sql = claimSql(limit);
-    List<ClaimedTask> out =
-        dsl.connectionResult(
-            c -> {
-              try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setString(1, nodeId);
-                ps.setString(2, leaseOwner);
-                ps.setDouble(3, lease.toMillis() / 1000.0);
-                record Due(OffsetDateTime runAfter, ClaimedTask task) {}
-                List<Due> claimed = new ArrayList<>(limit);
-                try (ResultSet rs = ps.executeQuery()) {
-                  while (rs.next()) {
-                    claimed.add(new Due(rs.getObject(9, OffsetDateTime.class), claimedTask(rs)));
-                  }
-                }
-                // The claim's own order (RETURNING has none): a follower's copies in stripe order
-                // (V004).
-                claimed.sort(
-                    Comparator.comparing(Due::runAfter).thenComparingLong(d -> d.task().taskId()));
-                return claimed.stream().map(Due::task).toList();
-              }
-            });
-    return out;
+    return claim(nodeId, leaseOwner, limit, lease, null);
   }
 
   /**
@@ -267,6 +136,12 @@ public final class TaskQueue {
    */
   public List<ClaimedTask> claimWithSources(
       String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
+    return claim(nodeId, leaseOwner, limit, lease, java.util.Objects.requireNonNull(fresh));
+  }
+
+  /** The claim, with lookups when {@code fresh} (their relay freshness window) is given. */
+  private List<ClaimedTask> claim(
+      String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be positive, got " + limit);
     }
@@ -274,7 +149,7 @@ public final class TaskQueue {
         c -> {
           try (PreparedStatement ps = c.prepareStatement(CLAIM_WITH_SOURCES)) {
             int i = 0;
-            for (Object bind : claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh)) {
+            for (Object bind : claimBinds(nodeId, leaseOwner, limit, lease, fresh)) {
               ps.setObject(++i, bind);
             }
             try (ResultSet rs = ps.executeQuery()) {
@@ -314,7 +189,7 @@ public final class TaskQueue {
         c -> {
           try (PreparedStatement ps = c.prepareStatement(SUCCEED_AND_CLAIM)) {
             int i = bindCompletions(c, ps, sorted);
-            for (Object bind : claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh)) {
+            for (Object bind : claimBinds(nodeId, leaseOwner, limit, lease, fresh)) {
               ps.setObject(++i, bind);
             }
             Set<Long> recorded = new HashSet<>();
@@ -327,8 +202,8 @@ public final class TaskQueue {
   }
 
   /**
-   * The tasks of a claim's rows ({@link #CLAIMED_COLUMNS}), in the claim's order, each with its
-   * sources; rows with a {@code done_id} (column 24) are recorded successes, added to {@code done}.
+   * The tasks of a claim's rows ({@link #CLAIM_CALL}), in the claim's order, each with its sources;
+   * rows with a {@code done_id} (column 24) are recorded successes, added to {@code done}.
    */
   private static List<ClaimedTask> readClaims(ResultSet rs, Set<Long> done) throws SQLException {
     record Due(OffsetDateTime runAfter, ClaimedTask task) {}
@@ -379,7 +254,7 @@ public final class TaskQueue {
     return claimed.stream().map(Due::task).toList();
   }
 
-  /** A claimed task from the claim's first eight columns ({@link #CLAIM_RETURNING}). */
+  /** A claimed task from the claim's first eight columns ({@link #CLAIM_CALL}). */
   private static ClaimedTask claimedTask(ResultSet rs) throws SQLException {
     return new ClaimedTask(
         rs.getLong(1),
@@ -392,41 +267,31 @@ public final class TaskQueue {
         rs.getInt(8));
   }
 
-  private static List<Object> claimWithSourcesBinds(
+  /** {@link #CLAIM_CALL}'s binds; lookups when {@code fresh} is given. */
+  private static List<Object> claimBinds(
       String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
     return List.of(
         nodeId,
         limit,
-        nodeId,
+        leaseOwner,
+        lease.toMillis() / 1000.0,
+        fresh != null,
         NodeRegistry.LIVENESS.toMillis() / 1000.0,
-        fresh.toMillis() / 1000.0,
+        fresh == null ? 0.0 : fresh.toMillis() / 1000.0,
         ReplicaCatalog.AVOID_AFTER_FAILURES,
         (double) ReplicaCatalog.AVOID_FOR.toSeconds(),
         ReplicaCatalog.SAMPLE,
-        (double) ReplicaCatalog.LAPSED.toSeconds(),
-        leaseOwner,
-        lease.toMillis() / 1000.0);
+        (double) ReplicaCatalog.LAPSED.toSeconds());
   }
 
-  /** {@link #claimWithSources} as a query, not executed: for EXPLAIN checks of its plan. */
-  public ResultQuery<Record> claimWithSourcesStatement(
+  /**
+   * The claim as a query, not executed, with lookups when {@code fresh} is given: for checks of its
+   * plan.
+   */
+  public ResultQuery<Record> claimStatement(
       String nodeId, String leaseOwner, int limit, Duration lease, Duration fresh) {
     return dsl.resultQuery(
-        CLAIM_WITH_SOURCES,
-        claimWithSourcesBinds(nodeId, leaseOwner, limit, lease, fresh).toArray());
-  }
-
-  /** The claim as a query, not executed: for EXPLAIN checks of its plan. */
-  public ResultQuery<Record> claimStatement(
-      String nodeId, String leaseOwner, int limit, Duration lease) {
-    return dsl.resultQuery(claimSql(limit), nodeId, leaseOwner, lease.toMillis() / 1000.0);
-  }
-
-  private static String claimSql(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be positive, got " + limit);
-    }
-    return CLAIM.formatted(limit);
+        CLAIM_WITH_SOURCES, claimBinds(nodeId, leaseOwner, limit, lease, fresh).toArray());
   }
 
   /**
