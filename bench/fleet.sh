@@ -41,7 +41,7 @@
 #   nodes keep prepared statements through it, e.g. PGBOUNCER=$(bench/pgbouncer-newer.sh)),
 #   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
-#   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (80),
+#   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (20),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
@@ -58,7 +58,7 @@ POOLER=${POOLER:-none}
 PG_PORT=${PG_PORT:-55432}
 PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-100}
 BOUNCER_PORT=${BOUNCER_PORT:-56432}
-BOUNCER_POOL=${BOUNCER_POOL:-80}
+BOUNCER_POOL=${BOUNCER_POOL:-20}
 HTTP_PORT=${HTTP_PORT:-18291}
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 WORK=$(mktemp -d /tmp/mooncake-fleet.XXXXXX)

@@ -308,6 +308,37 @@ class SeedRelayTest {
   }
 
   @Test
+  void aFollowerThatFindsTheSeedPullBeingDecidedDoesNotWaitForIt() throws Exception {
+    String a = "10.0.4.8:1";
+    String b = "10.0.4.9:1";
+    jobWithCopies("relay-9", a, b);
+    TaskQueue queue = new TaskQueue(dsl());
+    ClaimedTask first = claim(a);
+    ClaimedTask second = claim(b);
+    Duration fresh = Duration.ofSeconds(5);
+    // Another follower's transaction is deciding the seed pull of this object right now.
+    try (java.sql.Connection deciding = pg.database().dataSource().getConnection()) {
+      deciding.setAutoCommit(false);
+      try (var st =
+          deciding.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 7))")) {
+        st.setString(1, "relay-9\nrelay-9/o1");
+        st.execute();
+      }
+      java.util.concurrent.CompletableFuture<Boolean> taken =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () ->
+                  queue.takeSeedPull(
+                      first.taskId(), a + "/w", "relay-9", "relay-9/o1", SEED, fresh));
+      // A hang guard, not a speed limit: waiting for the lock would block until the rollback.
+      assertFalse(
+          taken.get(60, java.util.concurrent.TimeUnit.SECONDS),
+          "the deciding follower takes it: this one looks for that copy instead");
+      deciding.rollback();
+    }
+    assertTrue(queue.takeSeedPull(second.taskId(), b + "/w", "relay-9", "relay-9/o1", SEED, fresh));
+  }
+
+  @Test
   void aJobsShapeCountsItsObjectsAndItsFollowersButNotTheSeed() {
     jobWithCopies("shape-1", "10.0.6.2:1", "10.0.6.3:1", "10.0.6.4:1");
     for (int i = 0; i < 7; i++) {

@@ -186,7 +186,7 @@ public final class ScheduleJob {
               tx.selectFrom(JOBS)
                   .where(JOBS.JOB_ID.eq(jobId))
                   .and(JOBS.STATUS.in(JobStore.ACTIVE))
-                  .forUpdate()
+                  .forNoKeyUpdate()
                   .skipLocked()
                   .fetchOne();
           if (job == null) {
@@ -222,6 +222,12 @@ public final class ScheduleJob {
                       JobStore.nodeList(job.getFallbackSeeds()),
                       JobStore.nodeList(job.getReplacedSeeds())));
 
+          if (e.closesWork(
+              placements.stream().map(p -> PlacementState.fromWire(p.getState())).toList())) {
+            // Wait for the hand-backs in flight (they hold the row FOR KEY SHARE) and keep new
+            // ones out until this commits: they then see what this pass closed.
+            tx.execute("SELECT 1 FROM jobs WHERE job_id = ? FOR UPDATE", jobId);
+          }
           Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
           for (Action a : e.actions()) {
             apply(tx, job, manifest, a);

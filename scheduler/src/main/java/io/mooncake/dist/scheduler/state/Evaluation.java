@@ -1,6 +1,7 @@
 package io.mooncake.dist.scheduler.state;
 
 import io.mooncake.dist.scheduler.domain.JobStatus;
+import io.mooncake.dist.scheduler.domain.PlacementState;
 import java.util.List;
 
 /** The output of one evaluation: the job's status, its placements, and what to enqueue next. */
@@ -9,5 +10,33 @@ public record Evaluation(
   public Evaluation {
     placements = List.copyOf(placements);
     actions = List.copyOf(actions);
+  }
+
+  /**
+   * Whether applying this evaluation closes work a running task may still hand back: the job ends,
+   * a placement leaves {@code planned}/{@code acquiring}, pending tasks are canceled or the seed is
+   * replaced. A task goes back to pending (a retry, a deferral) only while its job is active and
+   * its placement acquiring, so such a pass must exclude those hand-backs while it writes (the
+   * scheduler's exclusive job-row lock); any other pass need not.
+   *
+   * @param before the placements' states before the evaluation, in {@link #placements}' order
+   */
+  public boolean closesWork(List<PlacementState> before) {
+    if (status.terminal()) {
+      return true;
+    }
+    for (int i = 0; i < placements.size(); i++) {
+      PlacementState was = before.get(i);
+      PlacementState now = placements.get(i).state();
+      if (open(was) && !open(now)) {
+        return true;
+      }
+    }
+    return actions.stream()
+        .anyMatch(a -> a instanceof Action.CancelPendingTasks || a instanceof Action.FailOver);
+  }
+
+  private static boolean open(PlacementState s) {
+    return s == PlacementState.PLANNED || s == PlacementState.ACQUIRING;
   }
 }
