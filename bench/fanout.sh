@@ -82,7 +82,11 @@ cleanup() {
   pkill -f "TCP-LISTEN:9100,bind=$NET" 2>/dev/null   # a chain baseline cut short
   for i in $(seq 0 $((NODES - 1))); do ip netns del "mcn$i" 2>/dev/null; done
   ip link del "$BR" 2>/dev/null
+  # A kept database's sessions are ended too: the Postgres relay's forked socats, whose client ends
+  # went with the namespaces, would otherwise wait on them for hours, holding whatever the script
+  # inherited (a caller's flock on the shared benchmark lock, for one).
   if [ -n "${KEEP_DB:-}" ]; then echo "fanout: database $DB kept" >&2
+    psql -q "$PSQL_ADMIN" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '$DB'" >/dev/null 2>&1
   else psql -q "$PSQL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1; fi
   [ -n "${READAHEAD_KB:-}" ] && [ -n "${RA_WAS:-}" ] && echo "$RA_WAS" > "$RA_FILE"
   [ -n "${CC_ALLOWED_WAS:-}" ] && sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$CC_ALLOWED_WAS"
