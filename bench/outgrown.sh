@@ -17,7 +17,7 @@
 #       before and after: the whole server's WAL), dead tuples left (pgstattuple), sizes after, and
 #       the locks each takes on the parent table.
 #   (b) the hot path on both: pgbench, CLIENTS clients for SECS s a cell, each transaction one
-#       node's claim of LIMIT copies (TaskQueue's CLAIM_WITH_SOURCES, read from the Java source, its
+#       node's claim of LIMIT copies (the claim TaskQueue sends, V019's mooncake_claim with lookups, its
 #       result aggregated into one row for \gset) and their success (V018's mooncake_succeed with the
 #       claimed tasks and their replicas). Every cell starts from the same work (the previous cell's
 #       copies put back to pending, triggers off, then VACUUM). Two statement sets: main's, and "by
@@ -256,8 +256,11 @@ SQL
 # main's in both. Here one job is active, so "by job" claims the same rows; a node in several jobs
 # would need a claim per job.
 python3 "$HERE/java_sql.py" "$ROOT" claim-by-job >"$WORK/claim_by_job.sql"
+python3 "$HERE/java_sql.py" "$ROOT" claim-by-job-function >"$WORK/claim_by_job_function.sql"
 python3 "$HERE/java_sql.py" "$ROOT" succeed-by-job >"$WORK/succeed_by_job.sql"
-for db in $PLAIN $PART; do q $db -f "$WORK/succeed_by_job.sql" >/dev/null; done
+for db in $PLAIN $PART; do
+  q $db -f "$WORK/claim_by_job_function.sql" -f "$WORK/succeed_by_job.sql" >/dev/null
+done
 hot_script() { # claim file, success function, its extra first argument
   cat <<SQL
 \set n random(1, $((NODES - 1)))
@@ -275,7 +278,7 @@ SQL
 }
 hot_script "$WORK/claim.sql" mooncake_succeed "" >"$WORK/hot_main.sql"
 hot_script "$WORK/claim_by_job.sql" outgrown_succeed_by_job ":job::varchar," >"$WORK/hot_by_job.sql"
-# TaskQueue.claimWithSourcesBinds' constants: liveness 10 s (NodeRegistry.LIVENESS), relay freshness
+# TaskQueue.claimBinds' constants: liveness 10 s (NodeRegistry.LIVENESS), relay freshness
 # 5 s (TaskExecutor.RELAY_FRESH), avoid after 3 failures for 300 s, sample 8, lapsed 300 s; lease 30 s.
 VARS=(-D lim="$LIMIT" -D liveness=10 -D fresh=5 -D avoid=3 -D avoidfor=300 -D sample=8 -D lapsed=300 -D lease=30)
 

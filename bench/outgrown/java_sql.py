@@ -7,13 +7,17 @@ measures main's statements and not a copy that drifts from them.
   java_sql.py ROOT drop-counts     PruneFinishedTasks.dropCounts' statement, $1 $2 $3 (job)
   java_sql.py ROOT summary         PRUNE_BATCH's task_history upsert over every task row of the job
                                    $1 (a partition's worth, no DELETE): what is kept of a dropped one
-  java_sql.py ROOT claim           TaskQueue.CLAIM_WITH_SOURCES_CTES with pgbench variables for its
-                                   binds, and one aggregated row (ids, objects, digests) for \\gset
-  java_sql.py ROOT claim-by-job    the same, its pick restricted to one job (the oldest active one)
-                                   and its update to the picked rows' job, each a scalar (Postgres 15
-                                   prunes partitions at run time for `job_id = <scalar>`, not for
-                                   `job_id = ANY (<array param>)`: checked with EXPLAIN ANALYZE); the
-                                   row also has that job's id (job)
+  java_sql.py ROOT claim           the claim TaskQueue sends (V019's mooncake_claim, with lookups) with
+                                   pgbench variables for its binds, and one aggregated row (ids,
+                                   objects, digests) for \\gset
+  java_sql.py ROOT claim-by-job    the same through outgrown_claim_by_job; the row also has the
+                                   claimed tasks' job (job)
+  java_sql.py ROOT claim-by-job-function
+                                   V019's mooncake_claim as outgrown_claim_by_job: its pick restricted
+                                   to one job (the oldest active one) and its update to the picked
+                                   rows' job, each a scalar (Postgres 15 prunes partitions at run time
+                                   for `job_id = <scalar>`, not for `job_id = ANY (<array param>)`:
+                                   checked with EXPLAIN ANALYZE)
   java_sql.py ROOT succeed-by-job  V018's mooncake_succeed as outgrown_succeed_by_job(p_job_id, ...):
                                    its update restricted to one job
 """
@@ -95,31 +99,28 @@ elif WHAT == "succeed-by-job":
     print(fn)
 elif WHAT in ("claim", "claim-by-job"):
     queue = open(QUEUE).read()
-    ctes = constant(queue, "CLAIM_WITH_SOURCES_CTES")
-    jobs = ""
-    if WHAT == "claim-by-job":
-        pick = "WHERE node_id = ? AND state = 'pending' AND run_after <= now()"
-        upd = "WHERE t.task_id = ANY (ARRAY(SELECT task_id FROM ready))"
-        if pick not in ctes or upd not in ctes:
-            sys.exit("java_sql: the claim's pick or update changed")
-        active = "(SELECT job_id FROM jobs WHERE status IN ('planned', 'seeding', 'replicating') ORDER BY created_at LIMIT 1)"
-        ctes = ctes.replace(pick, pick + " AND job_id = " + active)
-        ctes = ctes.replace(upd, upd + " AND t.job_id = (SELECT job_id FROM ready LIMIT 1)")
-        jobs = ", coalesce(min(c.job_id), '') AS job"
-    ctes = binds(
-        ctes,
-        [":node", ":lim", ":node", ":liveness", ":fresh", ":avoid", ":avoidfor", ":sample", ":lapsed",
-         ":owner", ":lease"],
-    )
+    if "mooncake_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" not in queue:
+        sys.exit("java_sql: TaskQueue no longer claims through mooncake_claim (V019)")
+    fn = "mooncake_claim" if WHAT == "claim" else "outgrown_claim_by_job"
     print(
-        "WITH "
-        + ctes.rstrip()
-        + "\nSELECT coalesce(array_agg(c.task_id ORDER BY c.task_id), '{}') AS ids,"
+        "SELECT coalesce(array_agg(c.task_id ORDER BY c.task_id), '{}') AS ids,"
         + " coalesce(array_agg(c.object_id ORDER BY c.task_id), '{}') AS objs,"
         + " coalesce(array_agg((SELECT cr.digest FROM copy_releases cr"
         + " WHERE cr.job_id = c.job_id AND cr.object_id = c.object_id) ORDER BY c.task_id), '{}') AS digests"
-        + jobs
-        + " FROM claimed c"
+        + (", coalesce(min(c.job_id), '') AS job" if WHAT == "claim-by-job" else "")
+        + " FROM (SELECT DISTINCT ON (task_id) task_id, object_id, job_id FROM " + fn
+        + "(:node, :lim, :owner, :lease, true, :liveness, :fresh, :avoid, :avoidfor, :sample, :lapsed)) c"
     )
+elif WHAT == "claim-by-job-function":
+    v019 = open(ROOT + "/db/migrations/V019__claim_planned_once.sql").read()
+    fn = re.search(r"CREATE FUNCTION mooncake_claim\(.*?\n\$\$;", v019, re.S).group(0)
+    pick = "WHERE t.node_id = p_node_id AND t.state = 'pending' AND t.run_after <= now()"
+    upd = "WHERE t.task_id = ANY (ARRAY(SELECT r.task_id FROM ready r))"
+    if pick not in fn or upd not in fn:
+        sys.exit("java_sql: the claim's pick or update changed")
+    active = "(SELECT j.job_id FROM jobs j WHERE j.status IN ('planned', 'seeding', 'replicating') ORDER BY j.created_at LIMIT 1)"
+    fn = fn.replace(pick, pick + " AND t.job_id = " + active)
+    fn = fn.replace(upd, upd + " AND t.job_id = (SELECT r.job_id FROM ready r LIMIT 1)")
+    print(fn.replace("CREATE FUNCTION mooncake_claim(", "CREATE FUNCTION outgrown_claim_by_job("))
 else:
     sys.exit("java_sql: unknown " + WHAT)
