@@ -51,7 +51,7 @@ class EvaluationTest {
   }
 
   @Test
-  void cancelingPendingTasksOrReplacingTheSeedClosesWorkAndReleasingOrEnqueuingDoesNot() {
+  void cancelingAnOpenPlacementsTasksOrReplacingTheSeedClosesWorkAndReleasingOrEnqueuingDoesNot() {
     assertEquals(
         true,
         closes(
@@ -71,5 +71,13 @@ class EvaluationTest {
                 new Action.EnqueueDownload("seed")),
             ACQUIRING));
     assertEquals(false, closes(of(JobStatus.SEEDING, FAILED), FAILED), "already closed before");
+    assertEquals(
+        false,
+        closes(of(JobStatus.REPLICATING, FAILED, new Action.CancelPendingTasks("f")), FAILED),
+        "a failed placement's cancel, repeated while its copies run, closes nothing new");
+    assertEquals(
+        true,
+        closes(of(JobStatus.REPLICATING, FAILED, new Action.CancelPendingTasks("f")), ACQUIRING),
+        "the pass that fails the placement");
   }
 }
