@@ -274,14 +274,22 @@ class SeedRelayTest {
     assertTrue(sources(replicas, object, reader).heldHere());
   }
 
+  /** One copy of the job's object claimed by each of two followers. */
+  private record TwoCopies(ClaimedTask first, ClaimedTask second) {}
+
+  private static TwoCopies twoClaimedCopies(String job, String a, String b) {
+    jobWithCopies(job, a, b);
+    return new TwoCopies(claim(a), claim(b));
+  }
+
   @Test
   void onlyOneFollowerAtATimeTakesAnObjectFromTheSeed() {
     String a = "10.0.4.2:1";
     String b = "10.0.4.3:1";
-    jobWithCopies("relay-6", a, b);
+    TwoCopies copies = twoClaimedCopies("relay-6", a, b);
+    ClaimedTask first = copies.first();
+    ClaimedTask second = copies.second();
     TaskQueue queue = new TaskQueue(dsl());
-    ClaimedTask first = claim(a);
-    ClaimedTask second = claim(b);
     Duration fresh = Duration.ofSeconds(5);
     assertTrue(queue.takeSeedPull(first.taskId(), a + "/w", "relay-6", "relay-6/o1", SEED, fresh));
     assertFalse(
@@ -311,10 +319,10 @@ class SeedRelayTest {
   void aFollowerThatFindsTheSeedPullBeingDecidedDoesNotWaitForIt() throws Exception {
     String a = "10.0.4.8:1";
     String b = "10.0.4.9:1";
-    jobWithCopies("relay-9", a, b);
+    TwoCopies copies = twoClaimedCopies("relay-9", a, b);
+    ClaimedTask first = copies.first();
+    ClaimedTask second = copies.second();
     TaskQueue queue = new TaskQueue(dsl());
-    ClaimedTask first = claim(a);
-    ClaimedTask second = claim(b);
     Duration fresh = Duration.ofSeconds(5);
     // Another follower's transaction is deciding the seed pull of this object right now.
     try (java.sql.Connection deciding = pg.database().dataSource().getConnection()) {
