@@ -6,7 +6,10 @@
 # holding the database sessions bin/mooncake_client opens (ClientMain.openDatabase); many share one
 # JVM (bench/fleet/src, FleetBench). Only the bytes are replaced (NodeWorker's Transport seam) by a
 # timing model (SimNetwork): each node has an uplink and a downlink of B shared fairly by its
-# transfers; a node serves only objects it holds or is receiving (no faster than they arrive).
+# transfers (SIM_FAIR=max-min, the default: max-min fair shares, capacity a transfer cannot use goes
+# to the others, as TCP approaches; SIM_FAIR=naive, the model before 2026-12-04: min(B / transfers
+# on the uplink, B / transfers on the downlink), what a transfer limited elsewhere leaves unused
+# idles); a node serves only objects it holds or is receiving (no faster than they arrive).
 # Node 0 is the seed and holds the model (K objects of OBJ_MIB MiB, a sparse file of zeros listed
 # as its replicas; an untimed warm-up job lets it verify and stamp them), so the timed job is the
 # fan-out to N-1 followers, whose ideal time is S/B.
@@ -42,7 +45,7 @@
 #   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
 #   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (20),
-#   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g); the simulated nodes' mooncake_client
+#   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g), SIM_FAIR (max-min | naive, see above); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
 #   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000),

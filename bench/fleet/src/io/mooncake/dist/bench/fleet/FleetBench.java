@@ -75,7 +75,11 @@ public final class FleetBench {
       objectIds.add(String.format("%s/r1/chunk-%04d", model, i));
     }
 
-    SimNetwork net = new SimNetwork(rate);
+    String fair = env("SIM_FAIR", "max-min");
+    if (!fair.equals("max-min") && !fair.equals("naive")) {
+      throw new IllegalArgumentException("SIM_FAIR must be max-min or naive, not " + fair);
+    }
+    SimNetwork net = new SimNetwork(rate, fair.equals("max-min"));
     PgMeter meter = new PgMeter(adminUrl, postmaster);
     List<NodeWorker> workers = Collections.synchronizedList(new ArrayList<>());
     List<Database> dbs = Collections.synchronizedList(new ArrayList<>());

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,15 +20,22 @@ import java.util.function.LongConsumer;
 
 /**
  * The timing model that replaces the bytes: every node has an uplink and a downlink of {@code rate}
- * bytes per second; a transfer runs at min(uplink / transfers out of its source, downlink /
- * transfers into its destination), recomputed every tick (a fair share without redistributing what
- * a flow limited elsewhere leaves unused, so slightly pessimistic). A node serves an object it holds
- * (its transfer completed, or it is the seed) or, as the real chunk server does, one it is
- * receiving, no faster than it arrives; asked for anything else it answers NOT_FOUND. No byte is
- * moved: the fetch returns the digest the object's bytes (zeros) have.
+ * bytes per second, shared by the transfers that cross them. A node serves an object it holds (its
+ * transfer completed, or it is the seed) or, as the real chunk server does, one it is receiving, no
+ * faster than it arrives; asked for anything else it answers NOT_FOUND. No byte is moved: the fetch
+ * returns the digest the object's bytes (zeros) have.
+ *
+ * <p>Rates are recomputed every tick (20 ms). {@code fair} = {@code max-min} (the default) gives
+ * every transfer its max-min fair share, as TCP flows sharing links approach it: capacity a transfer
+ * cannot use (its other link is busier, or it relays an object no faster than the object arrives)
+ * goes to the transfers that can. {@code naive} (the model before session 15) gives a transfer
+ * min(uplink / transfers out of its source, downlink / transfers into its destination) and lets
+ * what a transfer limited elsewhere leaves unused go idle: a follower receiving eight relays, seven
+ * of them waiting for bytes to arrive upstream, got an eighth of its downlink for the eighth.
  */
 final class SimNetwork implements AutoCloseable {
   private final double rate;
+  private final boolean maxMin;
   private final Map<String, Node> nodes = new ConcurrentHashMap<>();
   private final Object lock = new Object();
   private final List<Flow> flows = new ArrayList<>();
@@ -35,8 +43,9 @@ final class SimNetwork implements AutoCloseable {
   private final Thread ticker;
   private volatile boolean running = true;
 
-  SimNetwork(double bytesPerSecond) {
+  SimNetwork(double bytesPerSecond, boolean maxMin) {
     this.rate = bytesPerSecond;
+    this.maxMin = maxMin;
     this.ticker = Thread.ofPlatform().daemon().name("sim-network").start(this::tickLoop);
   }
 
@@ -67,6 +76,8 @@ final class SimNetwork implements AutoCloseable {
     final LongConsumer progress;
     final CompletableFuture<Void> done = new CompletableFuture<>();
     double got;
+    double cap; // this tick: bytes/s it can take at most (its feed), then its rate
+    boolean fixed;
 
     Flow(Node src, Node dst, String objectId, long offset, long length, LongConsumer progress) {
       this.src = src;
@@ -86,6 +97,8 @@ final class SimNetwork implements AutoCloseable {
     volatile long served;
     int up;
     int down;
+    final Link upLink = new Link();
+    final Link downLink = new Link();
 
     Node(String key) {
       this.key = key;
@@ -187,21 +200,24 @@ final class SimNetwork implements AutoCloseable {
     }
   }
 
+  /** A link's state during one tick's max-min fill. */
+  private static final class Link {
+    final List<Flow> flows = new ArrayList<>();
+    double used; // by the flows whose rate is fixed
+    int open; // flows whose rate is not fixed yet
+    double key; // the level at which it saturates when it was queued
+
+    double level(double rate) {
+      return (rate - used) / open;
+    }
+  }
+
   private void tick(double dt) {
     List<Flow> finished = new ArrayList<>();
     synchronized (lock) {
-      for (Flow f : flows) {
-        f.src.up = 0;
-        f.dst.down = 0;
-      }
-      for (Flow f : flows) {
-        f.src.up++;
-        f.dst.down++;
-      }
       for (Iterator<Flow> it = flows.iterator(); it.hasNext(); ) {
         Flow f = it.next();
-        double add = rate * dt / Math.max(f.src.up, f.dst.down);
-        double limit = f.length;
+        f.cap = Double.POSITIVE_INFINITY;
         if (!f.src.holds.contains(f.objectId)) {
           Flow feeding = f.src.incoming.get(f.objectId);
           if (feeding == null) {
@@ -213,10 +229,28 @@ final class SimNetwork implements AutoCloseable {
                     f.src.key + " stopped receiving " + f.objectId));
             continue;
           }
-          limit = Math.min(limit, feeding.offset + feeding.got - f.offset);
+          f.cap = Math.max(0, feeding.offset + feeding.got - f.offset - f.got) / dt;
         }
+      }
+      if (maxMin) {
+        fillMaxMin();
+      } else {
+        for (Flow f : flows) {
+          f.src.up = 0;
+          f.dst.down = 0;
+        }
+        for (Flow f : flows) {
+          f.src.up++;
+          f.dst.down++;
+        }
+        for (Flow f : flows) {
+          f.cap = Math.min(f.cap, rate / Math.max(f.src.up, f.dst.down));
+        }
+      }
+      for (Iterator<Flow> it = flows.iterator(); it.hasNext(); ) {
+        Flow f = it.next();
         double before = f.got;
-        f.got = Math.max(before, Math.min(limit, f.got + add));
+        f.got = Math.min(f.length, before + f.cap * dt);
         f.src.served += (long) (f.got - before);
         if (f.got >= f.length) {
           it.remove();
@@ -232,6 +266,83 @@ final class SimNetwork implements AutoCloseable {
     for (Flow f : finished) {
       f.progress.accept(f.length);
       f.done.complete(null);
+    }
+  }
+
+  /**
+   * Progressive filling: every flow's rate rises together until a link saturates (its remaining
+   * capacity shared by its open flows) or a flow reaches its own cap; those flows keep that rate and
+   * the rest rise on. Links are taken in order of the level at which they saturate (a priority queue;
+   * a link's level only rises as flows through it are fixed below it), capped flows in order of cap.
+   * On return every flow's {@code cap} is its rate for this tick.
+   */
+  private void fillMaxMin() {
+    List<Link> links = new ArrayList<>();
+    for (Flow f : flows) {
+      f.fixed = false;
+      for (Link l : new Link[] {f.src.upLink, f.dst.downLink}) {
+        if (l.flows.isEmpty()) {
+          links.add(l);
+          l.used = 0;
+        }
+        l.flows.add(f);
+      }
+    }
+    PriorityQueue<Link> queue =
+        new PriorityQueue<>(Math.max(1, links.size()), (a, b) -> Double.compare(a.key, b.key));
+    for (Link l : links) {
+      l.open = l.flows.size();
+      l.key = l.level(rate);
+      queue.add(l);
+    }
+    List<Flow> capped = new ArrayList<>();
+    for (Flow f : flows) {
+      if (f.cap != Double.POSITIVE_INFINITY) {
+        capped.add(f);
+      }
+    }
+    capped.sort((a, b) -> Double.compare(a.cap, b.cap));
+    int nextCapped = 0;
+    while (true) {
+      Link l = queue.peek();
+      while (l != null && (l.open == 0 || l.key != l.level(rate))) {
+        queue.poll();
+        if (l.open > 0) {
+          l.key = l.level(rate);
+          queue.add(l);
+        }
+        l = queue.peek();
+      }
+      while (nextCapped < capped.size() && capped.get(nextCapped).fixed) {
+        nextCapped++;
+      }
+      Flow c = nextCapped < capped.size() ? capped.get(nextCapped) : null;
+      if (l == null && c == null) {
+        break;
+      }
+      if (c != null && (l == null || c.cap <= l.key)) {
+        fix(c, c.cap);
+        continue;
+      }
+      queue.poll();
+      double level = l.key;
+      for (Flow f : l.flows) {
+        if (!f.fixed) {
+          fix(f, level);
+        }
+      }
+    }
+    for (Link l : links) {
+      l.flows.clear();
+    }
+  }
+
+  private static void fix(Flow f, double rate) {
+    f.fixed = true;
+    f.cap = Math.max(0, rate);
+    for (Link l : new Link[] {f.src.upLink, f.dst.downLink}) {
+      l.used += f.cap;
+      l.open--;
     }
   }
 
