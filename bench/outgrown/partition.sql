@@ -1,5 +1,5 @@
 -- bench/outgrown.sh: the operator's option measured against main's schema, never a migration.
--- Run on a scratch database migrated with db/migrations (V001..V018) while `tasks` is still empty:
+-- Run on a scratch database migrated with db/migrations (V001..V020) while `tasks` is still empty:
 -- replaces `tasks` and `task_attempts` with the same tables LIST-partitioned by job_id, one
 -- partition per job, so that a finished job's rows go with a DROP TABLE instead of DELETEs.
 --
@@ -52,7 +52,6 @@ CREATE INDEX tasks_failed_idx ON tasks (job_id, node_id, task_type) WHERE state 
 CREATE INDEX tasks_job_idx ON tasks (job_id);
 CREATE UNIQUE INDEX tasks_one_per_object ON tasks (job_id, node_id, task_type, object_id)
     WHERE task_type <> 'REPLICA_COPY';
-CREATE INDEX tasks_processing_idx ON tasks (lease_expires_at) WHERE state = 'processing';
 CREATE INDEX tasks_reading_from_idx ON tasks (source_node_id) WHERE state = 'processing';
 CREATE INDEX tasks_running_object_idx ON tasks (object_id, job_id, node_id) WHERE state = 'processing';
 

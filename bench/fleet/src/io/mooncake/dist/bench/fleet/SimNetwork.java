@@ -210,6 +210,21 @@ final class SimNetwork implements AutoCloseable {
     double level(double rate) {
       return (rate - used) / open;
     }
+
+    /** Adds a flow for this tick; the first one lists the link in {@code links}. */
+    void join(Flow f, List<Link> links) {
+      if (flows.isEmpty()) {
+        links.add(this);
+        used = 0;
+      }
+      flows.add(f);
+    }
+
+    /** A flow through this link was fixed at {@code rate}. */
+    void carry(double rate) {
+      used += rate;
+      open--;
+    }
   }
 
   private void tick(double dt) {
@@ -280,13 +295,8 @@ final class SimNetwork implements AutoCloseable {
     List<Link> links = new ArrayList<>();
     for (Flow f : flows) {
       f.fixed = false;
-      for (Link l : new Link[] {f.src.upLink, f.dst.downLink}) {
-        if (l.flows.isEmpty()) {
-          links.add(l);
-          l.used = 0;
-        }
-        l.flows.add(f);
-      }
+      f.src.upLink.join(f, links);
+      f.dst.downLink.join(f, links);
     }
     PriorityQueue<Link> queue =
         new PriorityQueue<>(Math.max(1, links.size()), (a, b) -> Double.compare(a.key, b.key));
@@ -340,10 +350,8 @@ final class SimNetwork implements AutoCloseable {
   private static void fix(Flow f, double rate) {
     f.fixed = true;
     f.cap = Math.max(0, rate);
-    for (Link l : new Link[] {f.src.upLink, f.dst.downLink}) {
-      l.used += f.cap;
-      l.open--;
-    }
+    f.src.upLink.carry(f.cap);
+    f.dst.downLink.carry(f.cap);
   }
 
   private List<Flow> snapshot() {
