@@ -121,11 +121,8 @@ public final class NodeWorker implements AutoCloseable {
 
   private ProgressReporter progressReporter;
 
-  /**
-   * System.nanoTime() when the earliest task this worker deferred becomes due again; 0 for none.
-   */
-  private final java.util.concurrent.atomic.AtomicLong nextDeferredDue =
-      new java.util.concurrent.atomic.AtomicLong();
+  /** When tasks this worker deferred or failed for a retry become claimable again. */
+  private final DueTimes dueTimes = new DueTimes();
 
   /** This node's share of artifact deletions (DELETE /api/v1/model-distribution/artifacts). */
   private final DeleteArtifacts deleteArtifacts = new DeleteArtifacts();
@@ -654,6 +651,7 @@ public final class NodeWorker implements AutoCloseable {
         log.warn("artifact deletion failed (database unreachable?): {}", e.getMessage());
       }
       int free = reserveSlots(0);
+      long claimStarted = System.nanoTime();
       List<ClaimedTask> claimed = List.of();
       try {
         if (free > 0) {
@@ -674,13 +672,8 @@ public final class NodeWorker implements AutoCloseable {
       long sleepMs = idle ? waitMs : pollMs;
       waitMs = idle ? (linked ? maxPollMs : Math.min(maxPollMs, waitMs * 2)) : pollMs;
       if (claimed.isEmpty() || inFlight.get() >= settings.concurrency()) {
-        long due = nextDeferredDue.getAndSet(0);
-        if (due != 0) {
-          // A deferred task becomes claimable then; no notification announces it.
-          sleepMs =
-              Math.max(
-                  1, Math.min(sleepMs, TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1));
-        }
+        // A deferred or retried task becomes claimable then; no notification announces it.
+        sleepMs = dueTimes.sleepMs(claimStarted, System.nanoTime(), sleepMs);
         try {
           if (wake.tryAcquire(sleepMs, TimeUnit.MILLISECONDS)) {
             wake.drainPermits();
@@ -865,8 +858,7 @@ public final class NodeWorker implements AutoCloseable {
           task.taskId(), leaseOwner, java.time.Duration.ofMillis(TaskDeferred.DELAY_MS))) {
         log.debug("{} waits: {}", what, d.getMessage());
         metrics.taskFinished(task.type().name(), WorkerMetrics.DEFERRED);
-        long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TaskDeferred.DELAY_MS);
-        nextDeferredDue.accumulateAndGet(due, (a, b) -> a == 0 ? b : Math.min(a, b));
+        dueTimes.add(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TaskDeferred.DELAY_MS));
       }
     } catch (RuntimeException e) {
       log.warn(
@@ -925,8 +917,7 @@ public final class NodeWorker implements AutoCloseable {
           }
           if (TaskState.PENDING.wire().equals(state)) {
             // Retried here after its backoff; no notification announces that moment.
-            long due = System.nanoTime() + TaskQueue.retryBackoff(task.attempt()).toNanos();
-            nextDeferredDue.accumulateAndGet(due, (a, b) -> a == 0 ? b : Math.min(a, b));
+            dueTimes.add(System.nanoTime() + TaskQueue.retryBackoff(task.attempt()).toNanos());
           }
           if (TaskState.FAILED.wire().equals(state)
               && (task.type() == TaskType.REPLICA_COPY || task.type() == TaskType.MATERIALIZE)) {

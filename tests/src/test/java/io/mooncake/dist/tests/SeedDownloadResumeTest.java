@@ -1,6 +1,7 @@
 package io.mooncake.dist.tests;
 
 import static io.mooncake.dist.db.jooq.Tables.OBJECT_REPLICAS;
+import static io.mooncake.dist.db.jooq.Tables.TASKS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -183,7 +184,8 @@ class SeedDownloadResumeTest {
               j -> j.get("status").asText().matches("completed|failed"),
               Duration.ofSeconds(180));
       String seedLog = procs.log("seed-restarted");
-      assertEquals("completed", job.get("status").asText(), job + "\n" + seedLog);
+      assertEquals(
+          "completed", job.get("status").asText(), job + "\n" + unfinishedTasks(jobId) + seedLog);
       for (JsonNode p : job.get("placements")) {
         assertTrue(
             TestFiles.sameBytes(model, Path.of(p.get("local_path").asText()).resolve("model.bin")),
@@ -195,6 +197,33 @@ class SeedDownloadResumeTest {
       http.stop(0);
       pool.shutdownNow();
     }
+  }
+
+  /** The job's tasks that have not succeeded, one line each, for a failure message. */
+  private static String unfinishedTasks(String jobId) {
+    StringBuilder out = new StringBuilder();
+    pg.database()
+        .dsl()
+        .selectFrom(TASKS)
+        .where(TASKS.JOB_ID.eq(jobId), TASKS.STATE.ne("succeeded"))
+        .forEach(
+            t ->
+                out.append(
+                    String.format(
+                        "task %d %s %s on %s: %s, attempt %d of %d, run after %s, updated %s,"
+                            + " source %s, last error %s%n",
+                        t.getTaskId(),
+                        t.getTaskType(),
+                        t.getObjectId(),
+                        t.getNodeId(),
+                        t.getState(),
+                        t.getAttempts(),
+                        t.getMaxAttempts(),
+                        t.getRunAfter(),
+                        t.getUpdatedAt(),
+                        t.getSourceNodeId(),
+                        t.getLastError())));
+    return out.toString();
   }
 
   /** Sends bytes {@code [from, to)} in 64 KiB writes, counting each once it is written. */
