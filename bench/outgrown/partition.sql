@@ -1,5 +1,5 @@
 -- bench/outgrown.sh: the operator's option measured against main's schema, never a migration.
--- Run on a scratch database migrated with db/migrations (V001..V020) while `tasks` is still empty:
+-- Run on a scratch database migrated with db/migrations (V001..V021) while `tasks` is still empty:
 -- replaces `tasks` and `task_attempts` with the same tables LIST-partitioned by job_id, one
 -- partition per job, so that a finished job's rows go with a DROP TABLE instead of DELETEs.
 --

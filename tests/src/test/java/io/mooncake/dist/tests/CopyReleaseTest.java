@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Copies are created when the seed publishes their object (V004): payload-less rows, claimable at
  * once, each follower's stripe first, the payload built by the claim with the digest the seed
- * published; replicas of an earlier download attempt release nothing.
+ * published; replicas of an earlier download attempt release nothing. A copy that finishes after
+ * its lease was rescued is still recorded when nothing took it since (V021).
  */
 class CopyReleaseTest {
   private static final String SEED = "10.4.0.0:1";
@@ -51,11 +52,19 @@ class CopyReleaseTest {
   }
 
   private static Replica seedReplica(String job, int n) {
+    return seedReplica(job, n, SEED);
+  }
+
+  private static Replica seedReplica(String job, int n, String seed) {
     return new Replica(
-        objectId(job, n), SEED, CHUNK, "sha256:" + job + "-" + n, "/d/m.bin", n * CHUNK);
+        objectId(job, n), seed, CHUNK, "sha256:" + job + "-" + n, "/d/m.bin", n * CHUNK);
   }
 
   private static void createJob(String job) {
+    createJob(job, SEED);
+  }
+
+  private static void createJob(String job, String seed) {
     ModelRef model = new ModelRef(job, "r1", "safetensors", "local");
     List<String> ids = IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList();
     ManifestFile file =
@@ -67,14 +76,14 @@ class CopyReleaseTest {
             "k",
             ids,
             new ChunkLayout(CHUNK, OBJECTS, job + "/m.bin"));
-    List<String> targets = new java.util.ArrayList<>(List.of(SEED));
+    List<String> targets = new java.util.ArrayList<>(List.of(seed));
     targets.addAll(followers(job));
     JobRequest req =
         new JobRequest(
             job,
             model,
             new Manifest(model, OBJECTS * CHUNK, "v1", List.of(file)),
-            SEED,
+            seed,
             targets,
             null);
     assertEquals(CreateResult.CREATED, new JobStore(dsl()).create(req, "sha-" + job, "{}"));
@@ -202,5 +211,93 @@ class CopyReleaseTest {
             .objects()
             .get(0)
             .digest());
+  }
+
+  @Test
+  void aCopyFinishingAfterItsLeaseWasRescuedIsRecordedFromItsOwnNodeOnly() {
+    String job = "late";
+    // Its own seed: the rescued download stays pending, and the other tests claim seed's.
+    String seed = "10.4.0.9:1";
+    createJob(job, seed);
+    TaskQueue q = new TaskQueue(dsl());
+    assertTrue(ScheduleJob.run(dsl(), job));
+    ClaimedTask download = q.claim(seed, seed + "/w", 1, Duration.ofMinutes(5)).get(0);
+    assertTrue(
+        q.publishWhileLeased(
+            download.taskId(),
+            seed + "/w",
+            IntStream.range(0, 2).mapToObj(n -> seedReplica(job, n, seed)).toList()));
+    assertTrue(ScheduleJob.run(dsl(), job));
+    String f0 = followers(job).get(0);
+    String f1 = followers(job).get(1);
+    ClaimedTask copy = q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0);
+    ClaimedTask other = q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)).get(0);
+    // The heartbeats of all three nodes stopped arriving: every lease lapses and is rescued.
+    dsl()
+        .execute(
+            "UPDATE tasks SET lease_expires_at = now() - interval '1 s' WHERE job_id = ? AND state = 'processing'",
+            job);
+    assertEquals(3, q.rescueExpiredLeases());
+
+    // The download's lease is its only claim to the result: refused, as before.
+    assertTrue(
+        q.succeedAll(
+                List.of(
+                    new TaskQueue.Completion(
+                        download.taskId(),
+                        seed + "/w",
+                        CHUNK,
+                        null,
+                        List.of(seedReplica(job, 0, seed)))))
+            .isEmpty());
+    // A success naming a replica on another node than the copy's is not the copy's work.
+    assertTrue(
+        q.succeedAll(
+                List.of(
+                    new TaskQueue.Completion(
+                        other.taskId(), f1 + "/w", CHUNK, null, List.of(replicaOn(copy, f0)))))
+            .isEmpty());
+    // The copy's own node verified the bytes: recorded, and its replica published.
+    assertEquals(
+        java.util.Set.of(copy.taskId()),
+        q.succeedAll(
+            List.of(
+                new TaskQueue.Completion(
+                    copy.taskId(), f0 + "/w", CHUNK, null, List.of(replicaOn(copy, f0))))));
+    assertEquals(
+        "succeeded",
+        dsl()
+            .fetchOne("SELECT state FROM tasks WHERE task_id = ?", copy.taskId())
+            .get(0, String.class));
+    assertEquals(
+        1,
+        dsl()
+            .fetchCount(
+                dsl()
+                    .selectFrom("object_replicas")
+                    .where("object_id = ? AND node_id = ?", copy.objectId(), f0)));
+    assertEquals(
+        "pending",
+        dsl()
+            .fetchOne("SELECT state FROM tasks WHERE task_id = ?", other.taskId())
+            .get(0, String.class));
+
+    // Claimed again after the rescue, the copy goes by the new claim's lease: an older run's
+    // success with another owner is refused.
+    // (A rescued copy is due from the rescue on: after the node's copies never claimed yet.)
+    assertTrue(
+        q.claim(f1, f1 + "/w2", 2, Duration.ofMinutes(5)).stream()
+            .anyMatch(t -> t.taskId() == other.taskId()));
+    assertTrue(
+        q.succeedAll(
+                List.of(
+                    new TaskQueue.Completion(
+                        other.taskId(), f1 + "/w", CHUNK, null, List.of(replicaOn(other, f1)))))
+            .isEmpty());
+  }
+
+  private static Replica replicaOn(ClaimedTask copy, String node) {
+    ObjectPlan o = copy.payload().files().get(0).objects().get(0);
+    return new Replica(o.objectId(), node, o.length(), o.digest(), "/d/m.bin", o.offset());
   }
 }
