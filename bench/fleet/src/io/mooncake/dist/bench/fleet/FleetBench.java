@@ -45,6 +45,15 @@ public final class FleetBench {
   }
 
   public static void main(String[] args) throws Exception {
+    // The simulated nodes' threads would keep the JVM up after main failed: exit with it.
+    Thread main = Thread.currentThread();
+    Thread.setDefaultUncaughtExceptionHandler(
+        (t, e) -> {
+          e.printStackTrace();
+          if (t == main) {
+            Runtime.getRuntime().halt(1);
+          }
+        });
     int n = Integer.parseInt(env("N", "10"));
     int k = Integer.parseInt(env("K", "256"));
     long objectBytes = Long.parseLong(env("OBJ_MIB", "64")) << 20;
@@ -368,14 +377,28 @@ public final class FleetBench {
     body.put("seed_node_id", targets.get(0));
     var t = body.putArray("target_nodes");
     targets.forEach(t::add);
-    HttpResponse<String> posted =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(masters.get(0) + "/api/v1/model-distribution/jobs"))
-                .header("content-type", "application/json")
-                .timeout(Duration.ofSeconds(120))
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+    // Retried on either master, as a control plane would: the POST is idempotent by job_id, and a
+    // master busy with a thousand node links may not accept a connection within 5 s.
+    HttpResponse<String> posted = null;
+    for (int attempt = 0; posted == null; attempt++) {
+      try {
+        posted =
+            HTTP.send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            masters.get(attempt % masters.size()) + "/api/v1/model-distribution/jobs"))
+                    .header("content-type", "application/json")
+                    .timeout(Duration.ofSeconds(120))
+                    .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+      } catch (java.io.IOException e) {
+        if (attempt >= 9) {
+          throw e;
+        }
+        System.err.println("fleet: POST job failed (" + e + "), again");
+      }
+    }
     if (posted.statusCode() / 100 != 2) {
       throw new IllegalStateException("POST job: " + posted.statusCode() + " " + posted.body());
     }

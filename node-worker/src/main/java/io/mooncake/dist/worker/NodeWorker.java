@@ -780,6 +780,7 @@ public final class NodeWorker implements AutoCloseable {
               replicas,
               queue,
               leaseOwner,
+              settings.lease(),
               seedPulls,
               parking,
               arrivals,

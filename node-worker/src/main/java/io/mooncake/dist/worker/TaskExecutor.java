@@ -49,6 +49,10 @@ final class TaskExecutor {
   private final Transport client;
   private final ReplicaCatalog replicas;
   private final TaskQueue leases;
+
+  /** How long a publish while running renews the task's lease for (the node's lease). */
+  private final java.time.Duration lease;
+
   private final String leaseOwner;
 
   /**
@@ -75,6 +79,7 @@ final class TaskExecutor {
       ReplicaCatalog replicas,
       TaskQueue leases,
       String leaseOwner,
+      java.time.Duration lease,
       SeedSlot seedPulls,
       SeedSlot.Parking parking,
       Arrivals arrivals,
@@ -91,6 +96,7 @@ final class TaskExecutor {
     this.replicas = replicas;
     this.leases = leases;
     this.leaseOwner = leaseOwner;
+    this.lease = lease;
   }
 
   Outcome execute(ClaimedTask task, Progress progress) throws TaskFailure, TaskDeferred {
@@ -143,7 +149,7 @@ final class TaskExecutor {
                         store.finalPath(payload.model(), file).toString(),
                         object.offset());
                 own.published(r);
-                if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+                if (!leases.publishWhileLeased(task.taskId(), leaseOwner, lease, List.of(r))) {
                   // Retryable so the bytes stay for whoever runs the rescued task next (this
                   // node again): the lease is gone, so the outcome itself is discarded anyway.
                   throw new StoreException("lease on the download was lost; stopping", true);
@@ -188,7 +194,7 @@ final class TaskExecutor {
                     store.finalPath(payload.model(), file).toString(),
                     object.offset());
             own.published(r);
-            if (!leases.publishWhileLeased(task.taskId(), leaseOwner, List.of(r))) {
+            if (!leases.publishWhileLeased(task.taskId(), leaseOwner, lease, List.of(r))) {
               throw new StoreException("lease on the verification was lost; stopping", false);
             }
           });

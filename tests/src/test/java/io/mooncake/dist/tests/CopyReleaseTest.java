@@ -35,6 +35,7 @@ class CopyReleaseTest {
   private static final String SEED = "10.4.0.0:1";
   private static final int OBJECTS = 7;
   private static final long CHUNK = 1000;
+  private static final Duration LEASE = Duration.ofMinutes(5);
 
   @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
@@ -114,6 +115,7 @@ class CopyReleaseTest {
         q.publishWhileLeased(
             download.taskId(),
             SEED + "/w",
+            LEASE,
             IntStream.range(0, 3).mapToObj(n -> seedReplica(job, n)).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3 * 3, copies(job));
@@ -198,7 +200,8 @@ class CopyReleaseTest {
     ClaimedTask download = q.claim(SEED, SEED + "/w", 1, Duration.ofMinutes(5)).get(0);
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(0, copies(job));
-    assertTrue(q.publishWhileLeased(download.taskId(), SEED + "/w", List.of(seedReplica(job, 0))));
+    assertTrue(
+        q.publishWhileLeased(download.taskId(), SEED + "/w", LEASE, List.of(seedReplica(job, 0))));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3, copies(job));
     assertEquals(
@@ -214,6 +217,43 @@ class CopyReleaseTest {
   }
 
   @Test
+  void aPublishWhileRunningRenewsTheLeaseItChecks() {
+    String job = "renew";
+    // Its own seed: the other tests claim SEED's download.
+    String seed = "10.4.0.8:1";
+    createJob(job, seed);
+    TaskQueue q = new TaskQueue(dsl());
+    assertTrue(ScheduleJob.run(dsl(), job));
+    // Claimed with a lease about to lapse, as when the node's heartbeats do not get through.
+    ClaimedTask download = q.claim(seed, seed + "/w", 1, Duration.ofSeconds(2)).get(0);
+    assertTrue(
+        q.publishWhileLeased(
+            download.taskId(), seed + "/w", LEASE, List.of(seedReplica(job, 0, seed))));
+    assertTrue(
+        dsl()
+            .fetchValue(
+                "SELECT lease_expires_at > now() + interval '4 minutes' FROM tasks WHERE task_id = ?",
+                download.taskId())
+            .equals(Boolean.TRUE),
+        "the publish renewed the lease for the node's lease time");
+    assertEquals(0, q.rescueExpiredLeases());
+
+    // Another owner's publish neither publishes nor renews.
+    assertTrue(
+        !q.publishWhileLeased(
+            download.taskId(), "someone/else", LEASE, List.of(seedReplica(job, 1, seed))));
+    assertEquals(
+        0L,
+        ((Number)
+                dsl()
+                    .fetchValue(
+                        "SELECT count(*) FROM object_replicas WHERE object_id = ? AND node_id = ?",
+                        objectId(job, 1),
+                        seed))
+            .longValue());
+  }
+
+  @Test
   void aCopyFinishingAfterItsLeaseWasRescuedIsRecordedFromItsOwnNodeOnly() {
     String job = "late";
     // Its own seed: the rescued download stays pending, and the other tests claim seed's.
@@ -226,6 +266,7 @@ class CopyReleaseTest {
         q.publishWhileLeased(
             download.taskId(),
             seed + "/w",
+            LEASE,
             IntStream.range(0, 2).mapToObj(n -> seedReplica(job, n, seed)).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     String f0 = followers(job).get(0);

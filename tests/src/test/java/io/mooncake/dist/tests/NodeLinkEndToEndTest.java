@@ -96,8 +96,9 @@ class NodeLinkEndToEndTest {
       assertTrue(heartbeats > 0, "no heartbeat reached a master");
       assertTrue(wakeups > 0, "no long-poll was answered");
       for (int port : new int[] {port1, port2}) {
-        assertEquals(0, count(port, "heartbeat", "[0-9]+") - count(port, "heartbeat"), "refusals");
-        assertEquals(0, count(port, "wakeups", "[0-9]+") - count(port, "wakeups"), "refusals");
+        // Any status but 200, from one read of the metrics (two reads raced the heartbeats).
+        assertEquals(0, count(port, "heartbeat", "(?!200\")[0-9]+"), "heartbeat refusals");
+        assertEquals(0, count(port, "wakeups", "(?!200\")[0-9]+"), "wake-up refusals");
       }
 
       // The heartbeats through the masters carry the disk: capacity, free bytes and, once it

@@ -144,6 +144,7 @@ class SeedFailoverReleaseTest {
         q.publishWhileLeased(
             download.taskId(),
             seed + "/w",
+            LEASE,
             IntStream.range(0, 4).mapToObj(n -> replica(job, n, seed, "old")).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(4, released(job).size());
@@ -194,7 +195,8 @@ class SeedFailoverReleaseTest {
             .get(0, Long.class));
 
     // The new seed publishes object 2 (its own digest): released again, to n2 and n3 only.
-    assertTrue(q.publishWhileLeased(fill.taskId(), n1 + "/w", List.of(replica(job, 2, n1, "new"))));
+    assertTrue(
+        q.publishWhileLeased(fill.taskId(), n1 + "/w", LEASE, List.of(replica(job, 2, n1, "new"))));
     assertTrue(ScheduleJob.run(dsl(), job));
     assertTrue(released(job).contains(objectId(job, 2)));
     assertEquals(
@@ -234,6 +236,7 @@ class SeedFailoverReleaseTest {
         q.publishWhileLeased(
             download.taskId(),
             seed + "/w",
+            LEASE,
             IntStream.range(0, 2).mapToObj(n -> replica(job, n, seed, "old")).toList()));
     assertTrue(ScheduleJob.run(dsl(), job));
     ClaimedTask c1 = claimCopy(q, job, n2, 1);

@@ -532,23 +532,28 @@ public final class TaskQueue {
 
   /**
    * Publishes replicas while the task is still running (a seed's objects, one by one, as its
-   * download makes them durable), only if the caller still holds the lease.
+   * download or its verification makes them durable), only if the caller still holds the lease, and
+   * renews that lease for {@code lease}: an attempt that keeps publishing is alive, whether or not
+   * its node's heartbeats get through. A seed verifying 256 objects under load published for longer
+   * than its lease while its heartbeats queued behind a thousand nodes' copies; the lease lapsed,
+   * the verification failed (it has one attempt) and the seed had to download the whole model again
+   * (bench/fleet.sh at N = 1,000, issue 19).
    *
    * @return false (and nothing published) when the lease is gone
    */
-  public boolean publishWhileLeased(long taskId, String leaseOwner, List<Replica> publish) {
+  public boolean publishWhileLeased(
+      long taskId, String leaseOwner, Duration lease, List<Replica> publish) {
     return dsl.transactionResult(
         cfg -> {
           DSLContext tx = cfg.dsl();
           boolean held =
-              tx.selectOne()
-                  .from(TASKS)
-                  .where(TASKS.TASK_ID.eq(taskId))
-                  .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-                  .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
-                  .forShare()
-                  .fetchOptional()
-                  .isPresent();
+              tx.update(TASKS)
+                      .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
+                      .where(TASKS.TASK_ID.eq(taskId))
+                      .and(TASKS.LEASE_OWNER.eq(leaseOwner))
+                      .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
+                      .execute()
+                  == 1;
           if (held) {
             ReplicaCatalog.publish(tx, publish);
           }
