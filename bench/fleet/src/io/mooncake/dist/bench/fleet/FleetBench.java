@@ -45,15 +45,13 @@ public final class FleetBench {
   }
 
   public static void main(String[] args) throws Exception {
-    // The simulated nodes' threads would keep the JVM up after main failed: exit with it.
-    Thread main = Thread.currentThread();
-    Thread.setDefaultUncaughtExceptionHandler(
-        (t, e) -> {
-          e.printStackTrace();
-          if (t == main) {
-            Runtime.getRuntime().halt(1);
-          }
-        });
+    // The simulated nodes' threads would keep the JVM up after main failed: report as usual, exit.
+    Thread.currentThread()
+        .setUncaughtExceptionHandler(
+            (t, e) -> {
+              t.getThreadGroup().uncaughtException(t, e);
+              Runtime.getRuntime().halt(1);
+            });
     int n = Integer.parseInt(env("N", "10"));
     int k = Integer.parseInt(env("K", "256"));
     long objectBytes = Long.parseLong(env("OBJ_MIB", "64")) << 20;

@@ -1,6 +1,7 @@
 package io.mooncake.dist.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -229,18 +230,18 @@ class CopyReleaseTest {
     assertTrue(
         q.publishWhileLeased(
             download.taskId(), seed + "/w", LEASE, List.of(seedReplica(job, 0, seed))));
-    assertTrue(
+    assertEquals(
+        Boolean.TRUE,
         dsl()
             .fetchValue(
                 "SELECT lease_expires_at > now() + interval '4 minutes' FROM tasks WHERE task_id = ?",
-                download.taskId())
-            .equals(Boolean.TRUE),
+                download.taskId()),
         "the publish renewed the lease for the node's lease time");
     assertEquals(0, q.rescueExpiredLeases());
 
     // Another owner's publish neither publishes nor renews.
-    assertTrue(
-        !q.publishWhileLeased(
+    assertFalse(
+        q.publishWhileLeased(
             download.taskId(), "someone/else", LEASE, List.of(seedReplica(job, 1, seed))));
     assertEquals(
         0L,

@@ -303,7 +303,13 @@ public final class TaskQueue {
     if (taskIds.isEmpty()) {
       return 0;
     }
-    return dsl.update(TASKS)
+    return renew(dsl, leaseOwner, taskIds, lease);
+  }
+
+  /** Extends the leases of {@code taskIds} still held by {@code leaseOwner}; how many were. */
+  private static int renew(
+      DSLContext ctx, String leaseOwner, java.util.Collection<Long> taskIds, Duration lease) {
+    return ctx.update(TASKS)
         .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
         .where(TASKS.LEASE_OWNER.eq(leaseOwner))
         .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
@@ -546,14 +552,7 @@ public final class TaskQueue {
     return dsl.transactionResult(
         cfg -> {
           DSLContext tx = cfg.dsl();
-          boolean held =
-              tx.update(TASKS)
-                      .set(TASKS.LEASE_EXPIRES_AT, nowPlus(lease))
-                      .where(TASKS.TASK_ID.eq(taskId))
-                      .and(TASKS.LEASE_OWNER.eq(leaseOwner))
-                      .and(TASKS.STATE.eq(TaskState.PROCESSING.wire()))
-                      .execute()
-                  == 1;
+          boolean held = renew(tx, leaseOwner, List.of(taskId), lease) == 1;
           if (held) {
             ReplicaCatalog.publish(tx, publish);
           }
