@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -424,6 +425,49 @@ class TaskQueueTest {
             .orderBy(TASK_ATTEMPTS.ATTEMPT)
             .fetch(TASK_ATTEMPTS.LEASE_OWNER));
     assertTrue(q.claim("10.0.0.13:1", "owner-4", 1, Duration.ofSeconds(30)).isEmpty());
+  }
+
+  /**
+   * Lapsed leases are rescued a bounded batch per statement, each committed before the next, until
+   * none is left: one statement holding thousands of rows for a minute stalled the nodes' writes to
+   * them at 1,000 simulated nodes (issue 19).
+   */
+  @Test
+  void lapsedLeasesAreRescuedInBoundedStatementsUntilNoneIsLeft() {
+    int n = 2 * TaskQueue.RESCUE_BATCH + 3;
+    for (int i = 0; i < n; i++) {
+      jobWithDownload("rescue-bulk-" + i, "10.0.0.14:1");
+    }
+    List<String> statements = new CopyOnWriteArrayList<>();
+    ExecuteListener counting =
+        new ExecuteListener() {
+          @Override
+          public void executeEnd(ExecuteContext ctx) {
+            statements.add(ctx.sql());
+          }
+        };
+    DSLContext counted =
+        DSL.using(
+            new DefaultConfiguration()
+                .set(pg.database().dataSource())
+                .set(SQLDialect.POSTGRES)
+                .set(new DefaultExecuteListenerProvider(counting)));
+    TaskQueue q = new TaskQueue(counted);
+    assertEquals(n, q.claim("10.0.0.14:1", "bulk-owner", n, Duration.ofSeconds(30)).size());
+    dsl()
+        .execute(
+            "UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE lease_owner = ?",
+            "bulk-owner");
+    statements.clear();
+
+    assertEquals(n, q.rescueExpiredLeases());
+    assertEquals(3, statements.size(), "two full batches and the rest");
+    assertEquals(
+        n,
+        dsl()
+            .fetchCount(
+                TASKS, TASKS.JOB_ID.startsWith("rescue-bulk-").and(TASKS.STATE.eq("pending"))));
+    assertEquals(0, q.rescueExpiredLeases());
   }
 
   /**

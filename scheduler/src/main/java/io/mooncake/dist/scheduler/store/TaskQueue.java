@@ -682,40 +682,56 @@ public final class TaskQueue {
       """
           .formatted(PLACEMENT_ACTIVE);
 
+  /** At most this many lapsed leases are rescued by one statement. */
+  public static final int RESCUE_BATCH = 256;
+
   /**
-   * Lease rescue, in one statement: tasks whose owner stopped renewing go back to pending for the
-   * same node (a restarted client picks them up) while attempts remain, else fail with the reason;
-   * each lapsed attempt is recorded with the owner that lost it.
+   * Lease rescue: tasks whose owner stopped renewing go back to pending for the same node (a
+   * restarted client picks them up) while attempts remain, else fail with the reason; each lapsed
+   * attempt is recorded with the owner that lost it. One statement rescues at most {@link
+   * #RESCUE_BATCH} tasks, oldest lease first, and commits before the next takes more: unbounded,
+   * one statement held every lapsed row at once, 5,260 of them for 40-58 s at 1,000 simulated
+   * nodes, while those nodes' outcomes and renewals of the same rows waited on it or skipped them
+   * (issue 19).
    *
    * @return how many tasks were rescued or failed
    */
   public int rescueExpiredLeases() {
-    return dsl.resultQuery(
-            """
-        WITH expired AS (
-          SELECT task_id, lease_owner
-            FROM tasks
-           WHERE state = 'processing' AND lease_expires_at < now()
-             FOR UPDATE SKIP LOCKED),
-        rescued AS (
-          UPDATE tasks t
-             SET state = CASE WHEN t.attempts < t.max_attempts THEN 'pending' ELSE 'failed' END,
-                 last_error = 'lease expired: node ' || t.node_id || ' stopped renewing it during attempt ' || t.attempts,
-                 lease_owner = NULL, lease_expires_at = NULL, run_after = now(), updated_at = now(),
-                 finished_at = CASE WHEN t.attempts < t.max_attempts THEN NULL ELSE now() END
-            FROM expired e
-           WHERE t.task_id = e.task_id
-          RETURNING t.task_id, t.attempts, t.node_id, t.started_at, t.last_error, e.lease_owner),
-        attempts AS (
-          INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome, error)
-          SELECT task_id, attempts, node_id, coalesce(lease_owner, node_id), coalesce(started_at, now()), 'lease_expired',
-                 last_error
-            FROM rescued
-          ON CONFLICT DO NOTHING)
-        SELECT count(*) FROM rescued
-        """)
-        .fetchOne(0, Integer.class);
+    int total = 0;
+    int batch;
+    do {
+      batch = dsl.resultQuery(RESCUE, RESCUE_BATCH).fetchOne(0, Integer.class);
+      total += batch;
+    } while (batch == RESCUE_BATCH);
+    return total;
   }
+
+  private static final String RESCUE =
+      """
+      WITH expired AS (
+        SELECT task_id, lease_owner
+          FROM tasks
+         WHERE state = 'processing' AND lease_expires_at < now()
+         ORDER BY lease_expires_at
+         LIMIT ?
+           FOR UPDATE SKIP LOCKED),
+      rescued AS (
+        UPDATE tasks t
+           SET state = CASE WHEN t.attempts < t.max_attempts THEN 'pending' ELSE 'failed' END,
+               last_error = 'lease expired: node ' || t.node_id || ' stopped renewing it during attempt ' || t.attempts,
+               lease_owner = NULL, lease_expires_at = NULL, run_after = now(), updated_at = now(),
+               finished_at = CASE WHEN t.attempts < t.max_attempts THEN NULL ELSE now() END
+          FROM expired e
+         WHERE t.task_id = e.task_id
+        RETURNING t.task_id, t.attempts, t.node_id, t.started_at, t.last_error, e.lease_owner),
+      attempts AS (
+        INSERT INTO task_attempts (task_id, attempt, node_id, lease_owner, started_at, outcome, error)
+        SELECT task_id, attempts, node_id, coalesce(lease_owner, node_id), coalesce(started_at, now()), 'lease_expired',
+               last_error
+          FROM rescued
+        ON CONFLICT DO NOTHING)
+      SELECT count(*) FROM rescued
+      """;
 
   /**
    * Node grace: the open tasks (pending or processing) of every placement of an active job whose
