@@ -20,6 +20,14 @@
 # run did the most copies of any N = 1,000 run, the next failed with nodes' heartbeats unrecorded
 # for 300 s, so the default stays as before (docs/benchmarks.md, "Fleet").
 #
+# SIM_THREADS (virtual, the default since session 18; or platform) runs each simulated node's own
+# threads (claim loop, heartbeat, wake-up long-poll, task threads, its connection pool's helpers)
+# as virtual threads (NodeWorker.virtualThreads). As platform threads a thousand nodes were 14,000
+# threads, hundreds runnable at once: the kernel shared the CPU among them, not among the
+# processes under test, so heartbeats waited tens of seconds for the JDK HTTP client's one
+# selector thread and masters and Postgres waited for a CPU. A real client is one node per process
+# and keeps platform threads. Needs a JDK 24+ (virtual threads no longer pinned by synchronized).
+#
 # Postgres: a private PostgreSQL 15 instance started here (initdb under a temp dir, port PG_PORT,
 # max_connections PG_MAX_CONNECTIONS = 100 as Postgres' default, pg_stat_statements preloaded,
 # every other setting Debian's default), so the shared server's config and connections are not
@@ -52,7 +60,8 @@
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
 #   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (20),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g), SIM_FAIR (max-min | naive, see above),
-#   SIM_NICE (the simulator's nice level, 0: see above); the simulated nodes' mooncake_client
+#   SIM_NICE (the simulator's nice level, 0: see above), SIM_THREADS (virtual | platform, see
+#   above); the simulated nodes' mooncake_client
 #   flags: CLIENT_POOL (--db-pool-size; default --concurrency + 4), CLIENT_LISTEN
 #   (1; 0 = --no-listen, the default with PgBouncer), CLIENT_MIGRATE (1; 0 = --no-migrate, the
 #   default with PgBouncer), CLIENT_IDLE_POLL_MS (--idle-poll-ms, 5000), CLIENT_HEARTBEAT_MS (2000),

@@ -82,6 +82,11 @@ public final class FleetBench {
       objectIds.add(String.format("%s/r1/chunk-%04d", model, i));
     }
 
+    String threads = env("SIM_THREADS", "virtual");
+    if (!threads.equals("virtual") && !threads.equals("platform")) {
+      throw new IllegalArgumentException("SIM_THREADS must be virtual or platform, not " + threads);
+    }
+    boolean virtual = threads.equals("virtual");
     String fair = env("SIM_FAIR", "max-min");
     if (!fair.equals("max-min") && !fair.equals("naive")) {
       throw new IllegalArgumentException("SIM_FAIR must be max-min or naive, not " + fair);
@@ -116,7 +121,13 @@ public final class FleetBench {
                 try {
                   Files.createDirectories(dir);
                   NodeId nodeId = NodeId.parse(id);
-                  db = ClientMain.openDatabase(nodeUrl, poolSize, mayMigrate, nodeId);
+                  db =
+                      ClientMain.openDatabase(
+                          nodeUrl,
+                          poolSize,
+                          mayMigrate,
+                          nodeId,
+                          virtual ? Thread.ofVirtual().name("pool-" + id + "-", 0).factory() : null);
                   NodeWorker w =
                       new NodeWorker(
                               new NodeWorker.Settings(
@@ -129,6 +140,7 @@ public final class FleetBench {
                                   Duration.ofMillis(1000)),
                               db,
                               net.node(id))
+                          .virtualThreads(virtual)
                           .listen(listen)
                           .idlePoll(Duration.ofMillis(idlePollMs))
                           .masters(

@@ -68,10 +68,20 @@ class DirectFileSinkTest {
     int block = blockSize(file);
     try (FileChannel direct = openDirect(file);
         FileChannel buffered = FileChannel.open(file, StandardOpenOption.WRITE)) {
-      DirectFileSink sink = new DirectFileSink(direct, buffered, 0, block);
+      int[] asked = {0};
+      DirectFileSink sink =
+          new DirectFileSink(
+              () -> {
+                asked[0]++;
+                return direct;
+              },
+              buffered,
+              0,
+              block);
       sink.write(ByteBuffer.allocate(0));
       sink.finish();
       assertEquals(0, sink.stored());
+      assertEquals(0, asked[0], "no byte, no direct channel: it may be opened at the first write");
       assertEquals(0, Files.size(file));
       assertThrows(IllegalStateException.class, () -> sink.write(ByteBuffer.wrap(new byte[] {1})));
       DirectFileSink aborted = new DirectFileSink(direct, buffered, 0, block);
@@ -141,7 +151,7 @@ class DirectFileSinkTest {
     try (FileChannel c =
         FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       // The same channel stands in for the O_DIRECT one: what is counted is the writes.
-      DirectFileSink sink = new DirectFileSink(c, c, 0, block, () -> now[0]);
+      DirectFileSink sink = new DirectFileSink(() -> c, c, 0, block, () -> now[0]);
       byte[] piece = random(100_000, 3);
       sink.write(ByteBuffer.wrap(piece));
       sink.write(ByteBuffer.wrap(piece));

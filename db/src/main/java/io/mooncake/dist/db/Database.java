@@ -46,6 +46,19 @@ public final class Database implements AutoCloseable {
    */
   public static Database open(
       String jdbcUrl, int maxPoolSize, String applicationName, java.time.Duration borrowTimeout) {
+    return open(jdbcUrl, maxPoolSize, applicationName, borrowTimeout, null);
+  }
+
+  /**
+   * As above, the pool's helper threads (its housekeeper, the threads that open and close
+   * connections) made by {@code threads}, or by HikariCP's own factory when null.
+   */
+  public static Database open(
+      String jdbcUrl,
+      int maxPoolSize,
+      String applicationName,
+      java.time.Duration borrowTimeout,
+      java.util.concurrent.ThreadFactory threads) {
     probe(jdbcUrl);
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl);
@@ -60,6 +73,9 @@ public final class Database implements AutoCloseable {
     // restores it when a borrower changed it), so KnownIsolation can answer for it.
     config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     config.setInitializationFailTimeout(-1);
+    if (threads != null) {
+      config.setThreadFactory(threads);
+    }
     return new Database(jdbcUrl, new HikariDataSource(config));
   }
 

@@ -437,7 +437,21 @@ public final class ClientMain implements Callable<Integer> {
 
   public static Database openDatabase(
       String dbUrl, int poolSize, boolean mayMigrate, NodeId nodeId) {
-    Database db = Database.open(dbUrl, poolSize, APPLICATION_NAME, BORROW_TIMEOUT);
+    return openDatabase(dbUrl, poolSize, mayMigrate, nodeId, null);
+  }
+
+  /**
+   * As above, the connection pool's helper threads made by {@code poolThreads} (null: the pool's
+   * own); the fleet benchmark makes them virtual, as it does the worker's ({@link
+   * NodeWorker#virtualThreads}).
+   */
+  public static Database openDatabase(
+      String dbUrl,
+      int poolSize,
+      boolean mayMigrate,
+      NodeId nodeId,
+      java.util.concurrent.ThreadFactory poolThreads) {
+    Database db = Database.open(dbUrl, poolSize, APPLICATION_NAME, BORROW_TIMEOUT, poolThreads);
     try {
       // One query instead of Flyway (its session lock and dozens of statements) on every start.
       int at = db.schemaVersion();

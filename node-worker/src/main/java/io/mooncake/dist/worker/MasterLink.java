@@ -76,9 +76,9 @@ final class MasterLink implements AutoCloseable {
         Duration.ofMillis(Math.max(1_000, Math.min(10_000, heartbeat.toMillis())));
   }
 
-  /** Starts the long-poll for wake-ups. */
-  MasterLink start() {
-    poller = Thread.ofPlatform().daemon().name("master-wakeups").start(this::pollWakeups);
+  /** Starts the long-poll for wake-ups on a thread of {@code thread}'s making. */
+  MasterLink start(Thread.Builder thread) {
+    poller = thread.start(this::pollWakeups);
     return this;
   }
 

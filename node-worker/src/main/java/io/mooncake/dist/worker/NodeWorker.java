@@ -87,6 +87,7 @@ public final class NodeWorker implements AutoCloseable {
   private ObjectDigest.Algorithm publishes = ObjectDigest.Algorithm.CRC32C_CRC32;
   private final Transport transport;
   private final ExecutorService executor;
+  private volatile boolean virtualThreads;
   private final Semaphore wake = new Semaphore(0);
   private final AtomicInteger inFlight = new AtomicInteger();
 
@@ -239,7 +240,7 @@ public final class NodeWorker implements AutoCloseable {
     // thread while it hands its slot back (SeedSlot).
     this.executor =
         Executors.newFixedThreadPool(
-            settings.concurrency() + 1, r -> new Thread(r, "task-" + nodeId));
+            settings.concurrency() + 1, r -> thread("task-" + nodeId, false).unstarted(r));
   }
 
   /**
@@ -339,6 +340,25 @@ public final class NodeWorker implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Run the worker's own threads (claim loop, heartbeat, wake-up long-poll, task threads) as
+   * virtual threads instead of platform threads. For many workers in one JVM: the fleet benchmark
+   * runs a thousand, whose 14,000 platform threads kept the kernel's run queue hundreds long and
+   * starved the control plane it measures (issue 19). A real client, one worker per process, keeps
+   * platform threads (the default). Call before {@link #start()}.
+   */
+  public NodeWorker virtualThreads(boolean on) {
+    this.virtualThreads = on;
+    return this;
+  }
+
+  /** A builder for one of the worker's own threads; a platform one is a daemon when asked. */
+  private Thread.Builder thread(String name, boolean daemon) {
+    return virtualThreads
+        ? Thread.ofVirtual().name(name)
+        : Thread.ofPlatform().daemon(daemon).name(name);
+  }
+
   /** Starts serving, registers, reconciles the replica list with the disk, starts claiming. */
   public NodeWorker start() throws InterruptedException {
     server = transport.serve(settings.bindHost(), settings.nodeId().port(), this::locate);
@@ -402,13 +422,13 @@ public final class NodeWorker implements AutoCloseable {
                     notified = true;
                     wake.release();
                   })
-              .start();
+              .start(thread("master-wakeups", true));
     }
     progressReporter = new ProgressReporter(queue, PROGRESS_EVERY, settings.heartbeat(), nodeId);
-    heartbeat = Thread.ofPlatform().daemon().name("heartbeat").start(this::heartbeatLoop);
+    heartbeat = thread("heartbeat", true).start(this::heartbeatLoop);
     // Virtual: it sleeps almost always, and a fleet benchmark runs a thousand workers per JVM.
     diskLoop = Thread.ofVirtual().name("disk-keeper-" + nodeId).start(this::diskLoop);
-    loop = Thread.ofPlatform().name("claim-loop").start(this::claimLoop);
+    loop = thread("claim-loop", false).start(this::claimLoop);
     log.info(
         "mooncake_client {} serving chunks to cluster members on {}:{} ({}), data dir {}",
         nodeId,

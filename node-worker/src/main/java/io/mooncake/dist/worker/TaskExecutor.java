@@ -464,9 +464,9 @@ final class TaskExecutor {
         sink =
             here.arrival()
                 .tracking(
-                    target.direct() != null && DirectFileSink.aligned(at, target.blockSize())
+                    target.blockSize() > 0 && DirectFileSink.aligned(at, target.blockSize())
                         ? new DirectFileSink(
-                            target.direct(), target.buffered(), at, target.blockSize())
+                            target::direct, target.buffered(), at, target.blockSize())
                         : ByteSink.positional(target.buffered(), at),
                     from);
         FetchResult r =

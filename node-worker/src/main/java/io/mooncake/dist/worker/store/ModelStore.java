@@ -523,9 +523,9 @@ public final class ModelStore {
   }
 
   /**
-   * The file to write an object into (as {@link #openForObjectWrite}), opened twice: normally, and
-   * with {@code O_DIRECT} where the file system supports it, so large aligned writes can bypass the
-   * page cache. The caller closes both.
+   * The file to write an object into (as {@link #openForObjectWrite}), opened normally, and once
+   * more with {@code O_DIRECT} at its first direct write where the file system supports it, so
+   * large aligned writes can bypass the page cache. The caller closes it.
    */
   public ObjectTarget openObjectTarget(ModelRef model, FilePlan file) throws StoreException {
     FileChannel buffered = openBuffered(model, file);
@@ -535,18 +535,95 @@ public final class ModelStore {
         Files.isRegularFile(path, NOFOLLOW) && sizeOrMinusOne(path) == file.sizeBytes()
             ? path
             : FileOps.partialOf(path);
-    FileChannel direct = null;
-    int block = 0;
-    try {
-      block = (int) Files.getFileStore(open).getBlockSize();
-      direct =
-          FileChannel.open(
-              open, StandardOpenOption.WRITE, NOFOLLOW, com.sun.nio.file.ExtendedOpenOption.DIRECT);
-    } catch (IOException | UnsupportedOperationException e) {
-      // tmpfs and some network file systems refuse O_DIRECT: buffered writes still work.
-      log.debug("no direct I/O for {}: {}", open, e.toString());
+    return new ObjectTarget(open, buffered, directBlockSize(open));
+  }
+
+  /** The data directory's block size for direct writes; 0 where it refuses them. Decided once. */
+  private int directBlockSize(Path file) {
+    Integer known = directBlock;
+    if (known != null) {
+      return known;
     }
-    return new ObjectTarget(open, buffered, direct, block);
+    int block = 0;
+    try (FileChannel probe =
+        FileChannel.open(
+            file, StandardOpenOption.WRITE, NOFOLLOW, com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+      block = (int) Files.getFileStore(file).getBlockSize();
+    } catch (IOException | UnsupportedOperationException e) {
+      // tmpfs (before Linux 6.6) and some network file systems refuse O_DIRECT: buffered writes.
+      log.debug("no direct I/O for {}: {}", file, e.toString());
+    }
+    directBlock = block;
+    return block;
+  }
+
+  private volatile Integer directBlock;
+
+  /**
+   * An object's file ({@code path}: final or partial), open for buffered writes and, when {@link
+   * #blockSize} is not 0, for direct ones through {@link #direct}, which opens it at its first
+   * call: a copy that gets no byte (its source has not got the object yet) holds one descriptor,
+   * not two.
+   */
+  public static final class ObjectTarget implements AutoCloseable {
+    private final Path path;
+    private final FileChannel buffered;
+    private final int blockSize;
+    private FileChannel direct;
+    private boolean closed;
+
+    ObjectTarget(Path path, FileChannel buffered, int blockSize) {
+      this.path = path;
+      this.buffered = buffered;
+      this.blockSize = blockSize;
+    }
+
+    public Path path() {
+      return path;
+    }
+
+    public FileChannel buffered() {
+      return buffered;
+    }
+
+    /** The file system's block size for direct writes; 0 when it refuses them. */
+    public int blockSize() {
+      return blockSize;
+    }
+
+    /**
+     * The file opened with {@code O_DIRECT}, opened at the first call; the buffered channel if that
+     * open fails after all (the writes still land, through the page cache).
+     */
+    public synchronized FileChannel direct() throws IOException {
+      if (closed) {
+        throw new java.nio.channels.ClosedChannelException();
+      }
+      if (direct == null) {
+        try {
+          direct =
+              FileChannel.open(
+                  path,
+                  StandardOpenOption.WRITE,
+                  NOFOLLOW,
+                  com.sun.nio.file.ExtendedOpenOption.DIRECT);
+        } catch (IOException | UnsupportedOperationException e) {
+          log.debug("no direct I/O for {}: {}", path, e.toString());
+          direct = buffered;
+        }
+      }
+      return direct;
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+      closed = true;
+      try (FileChannel b = buffered) {
+        if (direct != null && direct != buffered) {
+          direct.close();
+        }
+      }
+    }
   }
 
   /**
@@ -555,22 +632,6 @@ public final class ModelStore {
    */
   public StoreException writeFailure(Path file, IOException e) {
     return FileOps.writeFailure(file, e);
-  }
-
-  /**
-   * An object's file ({@code path}: final or partial), open for buffered and, when supported,
-   * direct writes.
-   */
-  public record ObjectTarget(Path path, FileChannel buffered, FileChannel direct, int blockSize)
-      implements AutoCloseable {
-    @Override
-    public void close() throws IOException {
-      try (FileChannel b = buffered) {
-        if (direct != null) {
-          direct.close();
-        }
-      }
-    }
   }
 
   private FileChannel openBuffered(ModelRef model, FilePlan file) throws StoreException {
