@@ -86,6 +86,18 @@ final class FileOps {
   }
 
   /**
+   * {@code file} opened for writes with {@code O_DIRECT}, without following links; fails where the
+   * file system refuses direct I/O (tmpfs before Linux 6.6, some network file systems).
+   */
+  static FileChannel openDirect(Path file) throws IOException {
+    return FileChannel.open(
+        file,
+        StandardOpenOption.WRITE,
+        java.nio.file.LinkOption.NOFOLLOW_LINKS,
+        com.sun.nio.file.ExtendedOpenOption.DIRECT);
+  }
+
+  /**
    * Flushes {@code file}'s data to stable storage, renames it atomically over {@code target} and
    * flushes the directory entry. After this returns a crash leaves either the old state or the
    * complete file under its final name, never a torn one.

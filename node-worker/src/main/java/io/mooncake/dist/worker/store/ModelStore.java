@@ -545,12 +545,10 @@ public final class ModelStore {
       return known;
     }
     int block = 0;
-    try (FileChannel probe =
-        FileChannel.open(
-            file, StandardOpenOption.WRITE, NOFOLLOW, com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+    try (FileChannel probe = FileOps.openDirect(file)) {
       block = (int) Files.getFileStore(file).getBlockSize();
     } catch (IOException | UnsupportedOperationException e) {
-      // tmpfs (before Linux 6.6) and some network file systems refuse O_DIRECT: buffered writes.
+      // Buffered writes still work.
       log.debug("no direct I/O for {}: {}", file, e.toString());
     }
     directBlock = block;
@@ -601,12 +599,7 @@ public final class ModelStore {
       }
       if (direct == null) {
         try {
-          direct =
-              FileChannel.open(
-                  path,
-                  StandardOpenOption.WRITE,
-                  NOFOLLOW,
-                  com.sun.nio.file.ExtendedOpenOption.DIRECT);
+          direct = FileOps.openDirect(path);
         } catch (IOException | UnsupportedOperationException e) {
           log.debug("no direct I/O for {}: {}", path, e.toString());
           direct = buffered;
