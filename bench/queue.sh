@@ -138,7 +138,8 @@ R_DBS=$(python3 -c "print(f'{$OURS/$DBS:.2f}')")
 R_PGB=$(python3 -c "print(f'{$OURS/$PGB:.2f}')")
 
 # --- 2. wake-up latency through a real master and clients ---------------------------------------
-"$SNAP/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --allow-any-source --db-url "$DB_URL" > "$WORK/master.log" 2>&1 & PIDS+=($!); MASTER_PID=$!
+# --release-window 0: part 3 measures the release of every copy of a big job at once.
+"$SNAP/bin/mooncake_master" --http-port "$HTTP_PORT" --no-auth --allow-any-source --release-window 0 --db-url "$DB_URL" > "$WORK/master.log" 2>&1 & PIDS+=($!); MASTER_PID=$!
 API="http://127.0.0.1:$HTTP_PORT"
 for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$API/health" >/dev/null || { echo "bench: master did not come up; log:" >&2; tail -20 "$WORK/master.log" >&2; exit 1; }

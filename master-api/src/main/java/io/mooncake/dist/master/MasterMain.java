@@ -94,6 +94,15 @@ public final class MasterMain implements Callable<Integer> {
   long nodeGraceSeconds;
 
   @Option(
+      names = "--release-window",
+      defaultValue = "8",
+      description =
+          "Released objects that may wait for their first follower replica at once; the next object's "
+              + "copies are created when one is held. 0 releases every published object at once "
+              + "(default: ${DEFAULT-VALUE}).")
+  int releaseWindow;
+
+  @Option(
       names = "--retention-hours",
       defaultValue = "168",
       description =
@@ -141,6 +150,12 @@ public final class MasterMain implements Callable<Integer> {
     }
     if (httpPort < 0 || httpPort > 65535) {
       System.err.println("mooncake_master: --http-port must be 0-65535, got " + httpPort);
+      return 2;
+    }
+    if (releaseWindow < 0) {
+      System.err.println(
+          "mooncake_master: --release-window must be 0 (no window) or positive, got "
+              + releaseWindow);
       return 2;
     }
     if (nodeGraceSeconds < 1 || retentionHours < 0) {
@@ -220,7 +235,8 @@ public final class MasterMain implements Callable<Integer> {
                     Duration.ofMillis(tickMs),
                     Duration.ofSeconds(nodeGraceSeconds),
                     Duration.ofHours(retentionHours),
-                    SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY))
+                    SchedulerLoop.Settings.DEFAULT_PRUNE_EVERY,
+                    releaseWindow))
             .start();
     NodeLink nodeLink = NodeLink.start(db);
     WebServerConfig.Builder web =

@@ -207,7 +207,7 @@ class SeedRelayTest {
   }
 
   @Test
-  void aFollowerPullingFromAHolderIsASourceWhileItArrivesButOneRelayingAnArrivingObjectIsNot() {
+  void aFollowerReceivingAnObjectIsASourceForCopiesThatStartedAfterIt() {
     String first = "10.0.3.2:1";
     String second = "10.0.3.3:1";
     String reader = "10.0.3.4:1";
@@ -230,31 +230,32 @@ class SeedRelayTest {
     assertEquals(
         null, found.holders().get(0).filePath(), "an arriving source publishes no file yet");
 
-    // A follower relaying from the arriving one is no source for others: chains stay two hops,
-    // so no two nodes can ever wait on each other.
+    // A follower relaying from the arriving one is a source too (V022: relays of relays), for
+    // copies that start after it; never for one that started before it, which may be feeding
+    // it, so no two copies can ever wait on each other.
     ClaimedTask relay = claim(second);
     assertTrue(queue.progress(relay.taskId(), second + "/w", 0, first));
-    assertEquals(java.util.Set.of(first), sources(replicas, object, reader).arriving());
+    assertEquals(java.util.Set.of(first, second), sources(replicas, object, reader).arriving());
     assertEquals(
         java.util.Set.of(first),
         sources(replicas, object, second).arriving(),
-        "and none for itself");
+        "none for itself, the one it relays from is");
     assertEquals(
         java.util.Set.of(),
         sources(replicas, object, first).arriving(),
-        "nor is a node its own source");
+        "a copy that started after the asking one's is not, nor is a node its own source");
 
     // A pull that stopped moving stops counting, as does a node gone silent.
     dsl()
         .execute(
             "UPDATE tasks SET updated_at = now() - interval '10 seconds' WHERE task_id = ?",
             pull.taskId());
-    assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
+    assertEquals(java.util.Set.of(second), sources(replicas, object, reader).arriving());
     dsl().execute("UPDATE tasks SET updated_at = now() WHERE task_id = ?", pull.taskId());
     dsl()
         .execute(
             "UPDATE nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = ?", first);
-    assertEquals(java.util.Set.of(), sources(replicas, object, reader).arriving());
+    assertEquals(java.util.Set.of(second), sources(replicas, object, reader).arriving());
     dsl().execute("UPDATE nodes SET heartbeat_at = now() WHERE node_id = ?", first);
 
     // Once it holds the object it is listed once, as a holder.

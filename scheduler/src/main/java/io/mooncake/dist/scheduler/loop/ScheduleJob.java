@@ -53,6 +53,24 @@ import org.slf4j.LoggerFactory;
 public final class ScheduleJob {
   private static final Logger log = LoggerFactory.getLogger(ScheduleJob.class);
   private static final int COPY_ATTEMPTS = 5;
+
+  /**
+   * How many released objects may wait for their first follower replica at once (the master's
+   * {@code --release-window}): copies of the next object are created only when one of them is held
+   * by a follower. 0 releases every published object at once.
+   *
+   * <p>Why (issue 19): every released object that no follower holds yet is, or is about to be, one
+   * pull from the seed (one per object, {@code TaskQueue.takeSeedPull}), and the seed's uplink is
+   * split among those pulls. Every other follower relays them as they arrive, no faster. With all
+   * 256 objects released at once and 99 or 999 followers, 99-256 pulls ran at a 99th-256th of the
+   * seed's uplink each, and a follower's 8 copies, all relays of such pulls, used 3-8% of its
+   * downlink until the seed had sent the model once; the followers then still needed almost all of
+   * it, so the job took about twice size/rate in every N = 100 run (bench/fleet.sh). With at most 8
+   * objects in flight from the seed, each arrives at an eighth of its uplink or more, and a
+   * follower's 8 copies can fill its downlink.
+   */
+  public static final int DEFAULT_RELEASE_WINDOW = 8;
+
   private static final int DOWNLOAD_ATTEMPTS = 3;
   private static final int MATERIALIZE_ATTEMPTS = 3;
 
@@ -92,12 +110,20 @@ public final class ScheduleJob {
    * (V016's upsert here held every follower's row until the pass committed, and every node's claim
    * queued behind it).
    *
-   * <p>Binds: stripe count F, copy max attempts, job id, follower node ids, their stripes.
+   * <p>At most {@code window} released objects wait for their first follower replica at once
+   * ({@link #DEFAULT_RELEASE_WINDOW}; 0: no limit): the fresh objects are taken in file order up to
+   * what the window has left. A release stays waiting ({@code NOT follower_held}, V022) until a
+   * pass finds a replica of it on a node other than the seed; each pass probes only the waiting
+   * releases (a partial index), not the job's others.
+   *
+   * <p>Binds: stripe count F, copy max attempts, release window, job id, follower node ids, their
+   * stripes.
    */
   private static final String RELEASE_COPIES =
       """
       WITH job AS (
         SELECT j.job_id, j.seed_node_id, j.created_at, ?::bigint AS stripes, ?::int AS attempts,
+               ?::int AS release_window,
                (SELECT CASE WHEN count(*) = 0 THEN '-infinity'::timestamptz
                             ELSE coalesce(max(d.started_at) FILTER (WHERE d.state IN ('processing', 'succeeded')),
                                           'infinity'::timestamptz) END
@@ -110,6 +136,14 @@ public final class ScheduleJob {
                count(*) OVER () AS total
           FROM job_objects o, job
          WHERE o.job_id = job.job_id),
+      held AS (
+        UPDATE copy_releases w SET follower_held = true
+          FROM job
+         WHERE job.release_window > 0 AND w.job_id = job.job_id AND NOT w.follower_held
+           AND EXISTS (SELECT 1 FROM object_replicas h
+                        WHERE h.object_id = w.object_id AND h.node_id <> job.seed_node_id AND h.digest = w.digest
+                       OFFSET 0)
+        RETURNING w.object_id),
       fresh AS MATERIALIZED (
         SELECT o.object_id, o.length_bytes, o.n, o.total, r.digest
           FROM job
@@ -120,7 +154,13 @@ public final class ScheduleJob {
              WHERE r.object_id = o.object_id AND r.node_id = job.seed_node_id
                AND r.size_bytes = o.length_bytes AND r.created_at >= job.since
             OFFSET 0) r
-         WHERE NOT EXISTS (SELECT 1 FROM copy_releases c WHERE c.job_id = job.job_id AND c.object_id = o.object_id OFFSET 0)),
+         WHERE NOT EXISTS (SELECT 1 FROM copy_releases c WHERE c.job_id = job.job_id AND c.object_id = o.object_id OFFSET 0)
+         ORDER BY o.n
+         LIMIT (SELECT CASE WHEN job.release_window = 0 THEN NULL
+                            ELSE greatest(0, job.release_window + (SELECT count(*) FROM held)
+                                             - (SELECT count(*) FROM copy_releases w
+                                                 WHERE w.job_id = job.job_id AND NOT w.follower_held)) END
+                  FROM job)),
       released AS (
         INSERT INTO copy_releases (job_id, object_id, digest)
         SELECT job.job_id, f.object_id, f.digest
@@ -179,6 +219,14 @@ public final class ScheduleJob {
    * @return true when this master evaluated the job (false: locked elsewhere or already terminal)
    */
   public static boolean run(DSLContext dsl, String jobId) {
+    return run(dsl, jobId, DEFAULT_RELEASE_WINDOW);
+  }
+
+  /**
+   * {@link #run(DSLContext, String)} with a release window of {@code releaseWindow} objects ({@link
+   * #DEFAULT_RELEASE_WINDOW}; 0: none).
+   */
+  public static boolean run(DSLContext dsl, String jobId, int releaseWindow) {
     return dsl.transactionResult(
         cfg -> {
           DSLContext tx = cfg.dsl();
@@ -230,7 +278,7 @@ public final class ScheduleJob {
           }
           Manifest manifest = e.actions().isEmpty() ? null : JobStore.manifest(tx, job);
           for (Action a : e.actions()) {
-            apply(tx, job, manifest, a);
+            apply(tx, job, manifest, a, releaseWindow);
           }
           persist(tx, job, placements, e);
           return true;
@@ -287,7 +335,8 @@ public final class ScheduleJob {
     return out;
   }
 
-  private static void apply(DSLContext tx, JobsRecord job, Manifest manifest, Action action) {
+  private static void apply(
+      DSLContext tx, JobsRecord job, Manifest manifest, Action action, int releaseWindow) {
     String jobId = job.getJobId();
     switch (action) {
       case Action.EnqueueDownload a ->
@@ -315,7 +364,7 @@ public final class ScheduleJob {
               Payloads.withDigests(
                   manifest, ReplicaCatalog.digests(tx, jobId, job.getSeedNodeId())),
               MATERIALIZE_ATTEMPTS);
-      case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a);
+      case Action.ReleaseCopies a -> releaseCopies(tx, jobId, a, releaseWindow);
       case Action.CancelPendingTasks a -> cancelPending(tx, jobId, a.nodeId());
       case Action.FailOver a -> failOver(tx, job, manifest, a);
     }
@@ -334,7 +383,7 @@ public final class ScheduleJob {
    * of its plan (ReleasePlanTest).
    */
   public static ResultQuery<Record> releaseStatement(
-      DSLContext dsl, String jobId, List<String> followers) {
+      DSLContext dsl, String jobId, List<String> followers, int releaseWindow) {
     Integer[] stripes = new Integer[followers.size()];
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = i;
@@ -343,12 +392,14 @@ public final class ScheduleJob {
         RELEASE_COPIES,
         (long) Math.max(1, followers.size()),
         COPY_ATTEMPTS,
+        releaseWindow,
         jobId,
         followers.toArray(String[]::new),
         stripes);
   }
 
-  private static void releaseCopies(DSLContext tx, String jobId, Action.ReleaseCopies a) {
+  private static void releaseCopies(
+      DSLContext tx, String jobId, Action.ReleaseCopies a, int releaseWindow) {
     String[] nodes = a.followers().stream().map(Action.Follower::nodeId).toArray(String[]::new);
     Integer[] stripes = a.followers().stream().map(Action.Follower::stripe).toArray(Integer[]::new);
     int stripeCount = Math.max(1, a.stripes());
@@ -358,9 +409,10 @@ public final class ScheduleJob {
               try (PreparedStatement ps = c.prepareStatement(RELEASE_COPIES)) {
                 ps.setLong(1, stripeCount);
                 ps.setInt(2, COPY_ATTEMPTS);
-                ps.setString(3, jobId);
-                ps.setArray(4, c.createArrayOf("text", nodes));
-                ps.setArray(5, c.createArrayOf("integer", stripes));
+                ps.setInt(3, releaseWindow);
+                ps.setString(4, jobId);
+                ps.setArray(5, c.createArrayOf("text", nodes));
+                ps.setArray(6, c.createArrayOf("integer", stripes));
                 try (ResultSet rs = ps.executeQuery()) {
                   rs.next();
                   return rs.getInt(1);

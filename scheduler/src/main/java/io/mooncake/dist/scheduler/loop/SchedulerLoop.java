@@ -42,10 +42,26 @@ public final class SchedulerLoop implements AutoCloseable {
    * tasks fail, how long finished jobs keep their task rows, and how often the pruner looks.
    */
   public record Settings(
-      Duration tick, Duration nodeGrace, Duration retention, Duration pruneEvery) {
+      Duration tick,
+      Duration nodeGrace,
+      Duration retention,
+      Duration pruneEvery,
+      int releaseWindow) {
     public static final Duration DEFAULT_NODE_GRACE = Duration.ofSeconds(300);
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(168);
     public static final Duration DEFAULT_PRUNE_EVERY = Duration.ofMinutes(5);
+
+    public Settings {
+      if (releaseWindow < 0) {
+        throw new IllegalArgumentException(
+            "release window must be 0 (off) or positive, got " + releaseWindow);
+      }
+    }
+
+    /** The master's defaults (release window {@link ScheduleJob#DEFAULT_RELEASE_WINDOW}). */
+    public Settings(Duration tick, Duration nodeGrace, Duration retention, Duration pruneEvery) {
+      this(tick, nodeGrace, retention, pruneEvery, ScheduleJob.DEFAULT_RELEASE_WINDOW);
+    }
 
     /** The master's defaults around a given tick. */
     public static Settings withTick(Duration tick) {
@@ -237,7 +253,7 @@ public final class SchedulerLoop implements AutoCloseable {
   private void evaluate(String jobId) {
     long start = System.nanoTime();
     try {
-      ScheduleJob.run(database.dsl(), jobId);
+      ScheduleJob.run(database.dsl(), jobId, settings.releaseWindow());
     } catch (RuntimeException e) {
       log.warn("job {}: evaluation failed, retrying next pass: {}", jobId, e.toString());
     }
