@@ -104,7 +104,8 @@ class LargeJobTest {
             });
 
     AtomicInteger statements = new AtomicInteger();
-    assertTrue(ScheduleJob.run(counting(statements), "large"));
+    // No release window: this is the release of every copy at once (--release-window 0).
+    assertTrue(ScheduleJob.run(counting(statements), "large", 0));
     assertEquals(OBJECTS * FOLLOWERS, dsl().fetchCount(TASKS, TASKS.TASK_TYPE.eq("REPLICA_COPY")));
     assertTrue(
         statements.get() <= 20,
