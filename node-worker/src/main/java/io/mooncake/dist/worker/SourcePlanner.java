@@ -14,7 +14,9 @@ import java.util.List;
  * <ul>
  *   <li>Other followers come first, in the catalog's order (not avoided, least busy): those that
  *       hold the object and those receiving it from a holder right now, which relay it as it lands
- *       (cut-through); the seed is the last resort, for when every one of them fails.
+ *       (cut-through); the seed is the last resort, for when every one of them fails, and even then
+ *       only while no other follower is pulling the object from it (the caller takes the object's
+ *       one seed pull before asking the seed, {@code TaskQueue.takeSeedPull}).
  *   <li>When the seed is the only source and another follower is already pulling this object from
  *       it but cannot serve it yet (its node is not live), the copy waits instead of pulling a
  *       second copy: it is deferred (not failed, not an attempt) and claimed again moments later.
