@@ -40,7 +40,8 @@ import java.util.concurrent.TimeoutException;
  *       node stops, as with a direct heartbeat);
  *   <li>{@code GET /api/v1/nodes/wakeups?node_id=..&since=<token>&wait_ms=..}: waits up to {@code
  *       wait_ms} (at most {@link #MAX_WAIT}) for work addressed to the node; 200 {@code {"woken":
- *       bool, "token": ".."}}.
+ *       bool, "deletions": bool, "token": ".."}} ({@code deletions}: artifact deletions are among
+ *       it).
  * </ul>
  */
 final class NodeLinkService implements HttpService {
@@ -160,7 +161,10 @@ final class NodeLinkService implements HttpService {
       Thread.currentThread().interrupt();
       throw new ApiError(503, null, "master stopping");
     }
-    Responses.json(res, 200, Map.of("woken", answer.woken(), "token", answer.token()));
+    Responses.json(
+        res,
+        200,
+        Map.of("woken", answer.woken(), "deletions", answer.deletions(), "token", answer.token()));
   }
 
   /** The node a request's signature proves; 401 otherwise, 503 without a cluster secret. */

@@ -48,7 +48,7 @@ final class MasterLink implements AutoCloseable {
   private final List<URI> masters;
   private final NodeSignature signature;
   private final String nodeId;
-  private final Runnable onWake;
+  private final java.util.function.Consumer<Boolean> onWake;
   private final Duration heartbeatTimeout;
   private volatile int current;
   private volatile boolean listening;
@@ -59,11 +59,16 @@ final class MasterLink implements AutoCloseable {
    * @param masters the masters' base URLs ({@code http://host:port})
    * @param heartbeat the heartbeat interval: a heartbeat a master has not answered within it is
    *     written to the database instead, so a slow master never lets the node's liveness lapse
-   * @param onWake run when a master says work may have arrived, and whenever the link comes back
-   *     after a failure (a wake-up may have been lost meanwhile)
+   * @param onWake run when a master says work may have arrived, with whether artifact deletions are
+   *     among it, and whenever the link comes back after a failure (with true: a wake-up of either
+   *     kind may have been lost meanwhile)
    */
   MasterLink(
-      List<URI> masters, byte[] clusterSecret, String nodeId, Duration heartbeat, Runnable onWake) {
+      List<URI> masters,
+      byte[] clusterSecret,
+      String nodeId,
+      Duration heartbeat,
+      java.util.function.Consumer<Boolean> onWake) {
     if (masters.isEmpty()) {
       throw new IllegalArgumentException("no master URL");
     }
@@ -175,8 +180,10 @@ final class MasterLink implements AutoCloseable {
         boolean wasListening = listening;
         listening = true;
         backoffMs = 500;
-        if (answer.path("woken").asBoolean(true) || !wasListening) {
-          onWake.run();
+        // A master that does not say which kind (before V023) is taken to mean both.
+        boolean deletions = answer.path("deletions").asBoolean(true) || !wasListening;
+        if (answer.path("woken").asBoolean(true) || deletions) {
+          onWake.accept(deletions);
         }
       } catch (IOException | RuntimeException e) {
         if (listening) {
@@ -184,7 +191,7 @@ final class MasterLink implements AutoCloseable {
               "wake-ups from {} failed, polling the database meanwhile: {}", master, e.toString());
         }
         listening = false;
-        onWake.run();
+        onWake.accept(true);
         moveOn(at);
         try {
           Thread.sleep(backoffMs);

@@ -189,7 +189,11 @@ public final class NodeWorker implements AutoCloseable {
    */
   static final Duration LINKED_IDLE_POLL = Duration.ofSeconds(60);
 
-  /** A notification arrived: look at artifact deletions on the next pass, whatever the cadence. */
+  /**
+   * A notification of artifact deletions arrived (or one may have been missed): look at them on the
+   * next pass, whatever the cadence. Task wake-ups do not set it (V023: deletions have their own
+   * payload), or every release of a job would make every node poll its deletions.
+   */
   private volatile boolean notified;
 
   private ClientEndpoint endpoint;
@@ -404,8 +408,14 @@ public final class NodeWorker implements AutoCloseable {
                   db,
                   List.of("mooncake_node"),
                   (ch, payload) -> {
-                    if (payload == null || nodeId.equals(payload)) {
-                      notified = true;
+                    boolean deletions =
+                        payload == null
+                            || payload.equals(
+                                io.mooncake.dist.scheduler.store.ArtifactDeletions.NOTICE + nodeId);
+                    if (deletions || nodeId.equals(payload)) {
+                      if (deletions) {
+                        notified = true;
+                      }
                       wake.release();
                     }
                   })
@@ -418,8 +428,10 @@ public final class NodeWorker implements AutoCloseable {
                   ClusterSecret.fromDatabase(db),
                   nodeId,
                   settings.heartbeat(),
-                  () -> {
-                    notified = true;
+                  deletions -> {
+                    if (deletions) {
+                      notified = true;
+                    }
                     wake.release();
                   })
               .start(thread("master-wakeups", true));

@@ -16,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -31,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * --master-url} (both masters), {@code --no-listen} and claim polls an hour apart, so every claim
  * that happens is caused by a wake-up a master forwarded. Jobs complete; the heartbeats and
  * long-polls are counted on the masters' {@code /metrics}; unsigned or forged node requests are
- * refused; and after one master is SIGKILLed the nodes stay live and the next job completes through
- * the other.
+ * refused; after one master is SIGKILLed the nodes stay live and the next job completes through the
+ * other; and an artifact deletion reaches the nodes through the other's wake-ups.
  */
 class NodeLinkEndToEndTest {
   private static final long MIB = 1024 * 1024;
@@ -135,6 +136,20 @@ class NodeLinkEndToEndTest {
       assertEquals(2, liveNodes(m2), "a node stopped heartbeating when its master died");
       assertEquals("completed", stage(m2, "model-b", seed, follower).get("status").asText());
       assertTrue(count(port2, "wakeups") > 0);
+
+      // A deletion reaches the nodes as a wake-up of its own kind: task wake-ups no longer make
+      // a node look at its deletions, and its own polls are an hour apart.
+      Path followerModel =
+          tmp.resolve(follower.replace(':', '_')).resolve("models/local/model-a/r1/bin");
+      assertTrue(Files.exists(followerModel.resolve("model.bin")));
+      assertEquals(
+          202,
+          m2.delete(
+                  "/api/v1/model-distribution/artifacts"
+                      + "?model_id=model-a&revision=r1&format=bin&provider=local")
+              .status());
+      Processes.await(
+          "the follower freed model-a", Duration.ofSeconds(60), () -> !Files.exists(followerModel));
     }
   }
 

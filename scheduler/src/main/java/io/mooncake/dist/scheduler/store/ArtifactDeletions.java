@@ -26,6 +26,13 @@ import org.jooq.impl.DSL;
  * {@link #claim} fail that row as superseded instead of deleting the files the new job stages.
  */
 public final class ArtifactDeletions {
+  /**
+   * The payload prefix of the {@code mooncake_node} notification a node's new rows send (V023): the
+   * prefix, then the node id. Task wake-ups send the bare node id, so a node polls its deletions
+   * only when told of one.
+   */
+  public static final String NOTICE = "deletions ";
+
   public static final List<String> ACTIVE =
       List.of(JobStatus.PLANNED.wire(), JobStatus.SEEDING.wire(), JobStatus.REPLICATING.wire());
 
