@@ -56,7 +56,8 @@
 #   S/B = 64 s), CONCURRENCY (8), IDLE_S (20), JOB_TIMEOUT_S (900), POOLER (none|pgbouncer),
 #   PGBOUNCER (the pgbouncer binary; default Debian's, 1.18, installed when missing; from 1.21 on the
 #   nodes keep prepared statements through it, e.g. PGBOUNCER=$(bench/pgbouncer-newer.sh)),
-#   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in; default none),
+#   LOGS (a directory to keep the simulator's, masters' and PgBouncer's logs in, and
+#   statements-<N>.txt, pg_stat_statements' top 40 by execution time; default none),
 #   PG_PORT (55432), PG_MAX_CONNECTIONS (100), PG_OPTS (more postgres options, e.g.
 #   "-c pg_stat_statements.track=all" to list the statements triggers and functions run), BOUNCER_PORT (56432), BOUNCER_POOL (20),
 #   HTTP_PORT (18291; the second master +1), SIM_HEAP (6g), SIM_FAIR (max-min | naive, see above),
@@ -216,6 +217,15 @@ for N in $NS; do
   fi
   for p in "${MPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   rm -rf "${DATA:?}/$N"
+  if [ -n "${LOGS:-}" ]; then
+    # Where Postgres spent its time, by statement (the whole run: start-up, warm-up, idle and job).
+    mkdir -p "$LOGS"
+    psql -d "$DB" -c "SELECT calls, round(total_exec_time::numeric / 1000, 1) AS exec_s,
+        round((total_exec_time / greatest(calls, 1))::numeric, 3) AS ms_per_call, rows, toplevel,
+        left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
+      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid AND d.datname = current_database()
+     ORDER BY total_exec_time DESC LIMIT 40" > "$LOGS/statements-$N.txt" 2>&1 || true
+  fi
   psql -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
   cat "$WORK/line-$N" 2>/dev/null || true
 done

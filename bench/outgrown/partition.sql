@@ -1,5 +1,5 @@
 -- bench/outgrown.sh: the operator's option measured against main's schema, never a migration.
--- Run on a scratch database migrated with db/migrations (V001..V021) while `tasks` is still empty:
+-- Run on a scratch database migrated with db/migrations (V001..V024) while `tasks` is still empty:
 -- replaces `tasks` and `task_attempts` with the same tables LIST-partitioned by job_id, one
 -- partition per job, so that a finished job's rows go with a DROP TABLE instead of DELETEs.
 --
@@ -52,8 +52,11 @@ CREATE INDEX tasks_failed_idx ON tasks (job_id, node_id, task_type) WHERE state 
 CREATE INDEX tasks_job_idx ON tasks (job_id);
 CREATE UNIQUE INDEX tasks_one_per_object ON tasks (job_id, node_id, task_type, object_id)
     WHERE task_type <> 'REPLICA_COPY';
-CREATE INDEX tasks_reading_from_idx ON tasks (source_node_id) WHERE state = 'processing';
-CREATE INDEX tasks_running_object_idx ON tasks (object_id, job_id, node_id) WHERE state = 'processing';
+CREATE INDEX tasks_reading_from_idx ON tasks (source_node_id)
+    WHERE state = 'processing' AND source_node_id IS NOT NULL;
+CREATE INDEX tasks_running_object_idx ON tasks (object_id, job_id, node_id)
+    WHERE state = 'processing' AND task_type = 'REPLICA_COPY';
+CREATE INDEX tasks_leased_idx ON tasks (task_id) WHERE state = 'processing' AND lease_owner IS NOT NULL;
 
 -- The triggers as V004, V016 and V017 left them (the functions are unchanged, they name `tasks`).
 CREATE TRIGGER tasks_count_bytes_insert AFTER INSERT ON tasks

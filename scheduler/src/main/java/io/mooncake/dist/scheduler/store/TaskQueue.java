@@ -711,7 +711,7 @@ public final class TaskQueue {
       WITH expired AS (
         SELECT task_id, lease_owner
           FROM tasks
-         WHERE state = 'processing' AND lease_expires_at < now()
+         WHERE state = 'processing' AND lease_owner IS NOT NULL AND lease_expires_at < now()
          ORDER BY lease_expires_at
          LIMIT ?
            FOR UPDATE SKIP LOCKED),
