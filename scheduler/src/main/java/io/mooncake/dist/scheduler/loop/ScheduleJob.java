@@ -297,6 +297,12 @@ public final class ScheduleJob {
    */
   private static Map<String, Map<TaskType, TaskCounts>> taskCounts(DSLContext tx, String jobId) {
     Map<String, Map<TaskType, TaskCounts>> out = new HashMap<>();
+    // Counts first, errors second. Each statement reads its own snapshot (read committed), and a
+    // task's failure commits its state and its error together: read after the counts, the errors
+    // hold every failure the counts include. Read before, a failure committing between the two
+    // was counted without its error, and the job could end "failed" with its placement's
+    // last_error null (seen in DiskCapacityTest once evaluations followed completions closely).
+    var rows = tx.resultQuery(FOLD_COUNTS, jobId, jobId, jobId).fetch();
     // The first failure's error is the cause; later ones are often its consequences.
     Map<List<String>, String> firstErrors = new HashMap<>();
     tx.resultQuery(
@@ -313,25 +319,22 @@ public final class ScheduleJob {
                 firstErrors.put(
                     List.of(r.get(0, String.class), r.get(1, String.class)),
                     r.get(2, String.class)));
-    tx.resultQuery(FOLD_COUNTS, jobId, jobId, jobId)
-        .fetch()
-        .forEach(
-            r -> {
-              String node = r.get(0, String.class);
-              String type = r.get(1, String.class);
-              int n = Math.toIntExact(r.get(3, Long.class));
-              TaskCounts c =
-                  switch (TaskState.fromWire(r.get(2, String.class))) {
-                    case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
-                    case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
-                    case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
-                    case FAILED ->
-                        new TaskCounts(0, 0, 0, n, 0, firstErrors.get(List.of(node, type)));
-                    case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
-                  };
-              out.computeIfAbsent(node, k -> new EnumMap<>(TaskType.class))
-                  .merge(TaskType.valueOf(type), c, TaskCounts::plus);
-            });
+    rows.forEach(
+        r -> {
+          String node = r.get(0, String.class);
+          String type = r.get(1, String.class);
+          int n = Math.toIntExact(r.get(3, Long.class));
+          TaskCounts c =
+              switch (TaskState.fromWire(r.get(2, String.class))) {
+                case PENDING -> new TaskCounts(n, 0, 0, 0, 0, null);
+                case PROCESSING -> new TaskCounts(0, n, 0, 0, 0, null);
+                case SUCCEEDED -> new TaskCounts(0, 0, n, 0, 0, null);
+                case FAILED -> new TaskCounts(0, 0, 0, n, 0, firstErrors.get(List.of(node, type)));
+                case CANCELED -> new TaskCounts(0, 0, 0, 0, n, null);
+              };
+          out.computeIfAbsent(node, k -> new EnumMap<>(TaskType.class))
+              .merge(TaskType.valueOf(type), c, TaskCounts::plus);
+        });
     return out;
   }
 
