@@ -21,12 +21,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * starts and a connection makes the function's one generic plan) and under fresh ones, no read of
  * tasks in the plan the function runs walks an index or the table with a filter alone. Before V024
  * the plan answered "is the seed serving this object" and "does the asking copy run" by walking
- * every processing task of every job, twice a copy (8,000 rows at 1,000 nodes).
+ * every processing task of every job, twice a copy (8,000 rows at 1,000 nodes). The same holds for
+ * nodes, replicas and placements (V025): before it, the holders' liveness was read by scanning
+ * every node twice a lookup, and the follower count by a filtered scan of placements.
  */
 class LookupPlanTest {
   private static final String SEED = "10.2.0.0:25000";
   private static final int NODES = 400;
   private static final int OBJECTS = 64;
+
+  /** The tables the lookup may read only through an index condition: each grows with the fleet. */
+  private static final java.util.Set<String> READ_BY_KEY =
+      java.util.Set.of("tasks", "nodes", "object_replicas", "placements");
 
   @RegisterExtension static final PostgresDatabase pg = new PostgresDatabase();
 
@@ -77,6 +83,15 @@ class LookupPlanTest {
                 + " SELECT 'o-' || o, ?, 1, 'sha256:aa', '/f', 0 FROM generate_series(1, ?) o",
             SEED,
             OBJECTS);
+    // The objects before the one asked for are held by followers too: a quarter of them for o-3.
+    dsl()
+        .execute(
+            """
+        INSERT INTO object_replicas (object_id, node_id, size_bytes, digest, file_path, file_offset)
+        SELECT 'o-' || o, '10.2.' || (n / 250) || '.' || (n % 250 + 1) || ':25000', 1, 'sha256:aa', '/f', 0
+          FROM generate_series(0, ? - 1) n, generate_series(1, 3) o
+         WHERE o < 3 OR n % 4 = 0""",
+            NODES);
     dsl().execute("ANALYZE");
     // Then eight objects in flight to every follower, as mid-job: 3,200 running copies, most of
     // them relayed by other followers, a few straight from the seed.
@@ -107,23 +122,25 @@ class LookupPlanTest {
                 s ->
                     s.path("Node Type").asText()
                         + " "
+                        + s.path("Relation Name").asText()
+                        + " "
                         + s.path("Index Name").asText()
                         + " cond="
                         + s.path("Index Cond").asText(s.path("Recheck Cond").asText())
                         + " filter="
                         + s.path("Filter").asText())
             .collect(Collectors.joining("; "));
-    assertFalse(scans.isEmpty(), what + ": no read of tasks in the plan");
+    assertFalse(scans.isEmpty(), what + ": no read of tasks, nodes or replicas in the plan");
     for (JsonNode s : scans) {
       assertFalse(s.path("Node Type").asText().contains("Seq Scan"), what + ": " + shape);
       // An index scan reads by its condition; a bitmap heap scan by its index's (its recheck).
       String cond = s.path("Index Cond").asText(s.path("Recheck Cond").asText());
-      assertFalse(cond.isEmpty(), what + ": a read of tasks without an index condition: " + shape);
+      assertFalse(cond.isEmpty(), what + ": a read without an index condition: " + shape);
     }
   }
 
   private static void collect(JsonNode node, List<JsonNode> out) {
-    if ("tasks".equals(node.path("Relation Name").asText())
+    if (READ_BY_KEY.contains(node.path("Relation Name").asText())
         && node.path("Node Type").asText().contains("Scan")) {
       out.add(node);
     }
