@@ -24,9 +24,9 @@
 -- A pending task becomes claimable at greatest(run_after, updated_at): run_after carries the retry
 -- backoff, and updated_at is when it last went back to pending (a released lease keeps its old
 -- run_after). A task still inside its backoff is waiting by design, not stuck.
--- Each branch reads only a partial index (one over the processing tasks, not keyed by lease expiry
--- since V020; tasks_claim_idx), so the report stays cheap however many finished tasks the table
--- holds. At most 1000 rows, most overdue first; queue_depth has the totals.
+-- Each branch reads only a partial index (tasks_leased_idx, V024, over the processing tasks with a
+-- lease owner, which every claimed task has; tasks_claim_idx), so the report stays cheap however
+-- many finished tasks the table holds. At most 1000 rows, most overdue first; queue_depth has the totals.
 
 \if :{?stuck_after}
 \else
@@ -55,6 +55,7 @@ FROM (
         now() - t.lease_expires_at AS overdue
     FROM tasks AS t
     WHERE t.state = 'processing'
+        AND t.lease_owner IS NOT NULL
         AND t.lease_expires_at < now()
     UNION ALL
     SELECT

@@ -3,10 +3,8 @@ package io.mooncake.dist.tests;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mooncake.dist.scheduler.domain.Json;
+import io.mooncake.dist.tests.support.NestedPlans;
 import io.mooncake.dist.tests.support.PostgresDatabase;
-import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -154,41 +152,11 @@ class LookupPlanTest {
    * asking for an object in flight (its own copy of it running) on a fresh server connection.
    */
   private static JsonNode planRun() {
-    return dsl()
-        .connectionResult(
-            c -> {
-              c.setAutoCommit(false);
-              try (Statement st = c.createStatement()) {
-                st.execute("DISCARD PLANS");
-                st.execute("LOAD 'auto_explain'");
-                st.execute("SET LOCAL auto_explain.log_min_duration = 0");
-                st.execute("SET LOCAL auto_explain.log_nested_statements = on");
-                st.execute("SET LOCAL auto_explain.log_format = 'json'");
-                st.execute("SET LOCAL auto_explain.log_level = 'notice'");
-                st.execute("SET LOCAL client_min_messages = 'notice'");
-                st.executeQuery(
-                        "SELECT * FROM copy_sources('lp', 'o-3', 'sha256:aa', '"
-                            + node(123)
-                            + "', 15, 15, 3, 300, 8, 60)")
-                    .close();
-                List<String> plans = new ArrayList<>();
-                for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
-                  plans.add(w.getMessage());
-                }
-                for (String message : plans) {
-                  int at = message.indexOf('{');
-                  if (at >= 0) {
-                    JsonNode logged = Json.read(message.substring(at), JsonNode.class);
-                    if (logged.path("Query Text").asText().contains("WITH job AS")) {
-                      return logged.get("Plan");
-                    }
-                  }
-                }
-                throw new AssertionError("auto_explain reported no plan of the lookup: " + plans);
-              } finally {
-                c.rollback();
-                c.setAutoCommit(true);
-              }
-            });
+    return NestedPlans.planOf(
+        dsl(),
+        "SELECT * FROM copy_sources('lp', 'o-3', 'sha256:aa', '"
+            + node(123)
+            + "', 15, 15, 3, 300, 8, 60)",
+        "WITH job AS");
   }
 }

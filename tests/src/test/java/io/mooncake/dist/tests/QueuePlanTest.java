@@ -5,12 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.scheduler.store.TaskQueue;
+import io.mooncake.dist.tests.support.NestedPlans;
 import io.mooncake.dist.tests.support.PostgresDatabase;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -116,37 +114,7 @@ class QueuePlanTest {
    * auto_explain} reports it for the nested statement; the claim is rolled back.
    */
   private static JsonNode planRun(ResultQuery<?> claim) {
-    return dsl()
-        .connectionResult(
-            c -> {
-              c.setAutoCommit(false);
-              try (Statement st = c.createStatement()) {
-                st.execute("LOAD 'auto_explain'");
-                st.execute("SET LOCAL auto_explain.log_min_duration = 0");
-                st.execute("SET LOCAL auto_explain.log_nested_statements = on");
-                st.execute("SET LOCAL auto_explain.log_format = 'json'");
-                st.execute("SET LOCAL auto_explain.log_level = 'notice'");
-                st.execute("SET LOCAL client_min_messages = 'notice'");
-                st.executeQuery(claim.getSQL(ParamType.INLINED)).close();
-                List<String> plans = new ArrayList<>();
-                for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
-                  plans.add(w.getMessage());
-                }
-                for (String message : plans) {
-                  int at = message.indexOf('{');
-                  if (at >= 0) {
-                    JsonNode logged = Json.read(message.substring(at), JsonNode.class);
-                    if (logged.path("Query Text").asText().contains("ready AS MATERIALIZED")) {
-                      return logged.get("Plan");
-                    }
-                  }
-                }
-                throw new AssertionError("auto_explain reported no plan of the claim: " + plans);
-              } finally {
-                c.rollback();
-                c.setAutoCommit(true);
-              }
-            });
+    return NestedPlans.planOf(dsl(), claim.getSQL(ParamType.INLINED), "ready AS MATERIALIZED");
   }
 
   /** The claim, with its copies' sources looked up or not. */

@@ -22,12 +22,13 @@ import org.slf4j.LoggerFactory;
  * nodes gone longer than the node grace. In between, a task of job X finishing (NOTIFY {@code
  * mooncake_job, 'X'}) evaluates job X first and alone, without walking every other active job; a
  * notification without a job (a published replica, which may unblock pipelined copies of any job,
- * or a listener reconnect) evaluates every active job. A notified job is evaluated at once unless
- * it was evaluated less than {@link #NOTIFIED_GAP} (or its last evaluation's duration) ago; then
- * once, at the end of that gap. Polling covers lost notifications. Every master runs one: per-job
- * row locks, not a leader, decide who drives a job, so a dead master stalls nothing. A second
- * thread prunes the tasks of jobs finished longer than the retention ago ({@link
- * PruneFinishedTasks}).
+ * or a listener reconnect) evaluates every active job. Notified evaluations of a job are paced
+ * ({@link #paced}): over time at most one per {@link #NOTIFIED_GAP} (or per evaluation's duration
+ * if longer), with a burst of {@link #NOTIFIED_BURST} for a job that was quiet; a notification
+ * inside the pace is served once, when the pace allows. Polling covers lost notifications. Every
+ * master runs one: per-job row locks, not a leader, decide who drives a job, so a dead master
+ * stalls nothing. A second thread prunes the tasks of jobs finished longer than the retention ago
+ * ({@link PruneFinishedTasks}).
  */
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
@@ -179,10 +180,10 @@ public final class SchedulerLoop implements AutoCloseable {
    * Postgres time in a 1,000-node job (bench/fleet.sh, session 20), for leases of 30 s.
    */
   static Duration maintainEvery(Duration tick) {
+    // Every tenth tick, but at least every 5 s, and never more often than every tick.
     Duration every = tick.multipliedBy(MAINTAIN_TICKS);
-    return every.compareTo(MAINTAIN_AT_MOST) > 0
-        ? (tick.compareTo(MAINTAIN_AT_MOST) > 0 ? tick : MAINTAIN_AT_MOST)
-        : every;
+    Duration capped = every.compareTo(MAINTAIN_AT_MOST) < 0 ? every : MAINTAIN_AT_MOST;
+    return capped.compareTo(tick) > 0 ? capped : tick;
   }
 
   static final int MAINTAIN_TICKS = 10;
