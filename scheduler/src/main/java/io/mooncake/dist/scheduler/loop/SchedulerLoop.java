@@ -80,17 +80,19 @@ public final class SchedulerLoop implements AutoCloseable {
   private final Set<String> dirtyJobs = ConcurrentHashMap.newKeySet();
 
   /**
-   * The earliest moment a notified job is evaluated again (System.nanoTime()), from {@link #paced}:
-   * over time a job is evaluated at most once per the longer of {@link #NOTIFIED_GAP} and its
-   * evaluations' duration, with a burst of {@link #NOTIFIED_BURST} more. Every finished task and
-   * every published replica notifies; evaluated at each, a job with a thousand followers was
-   * evaluated back to back through its whole copy phase (issue 19). Notifications that arrive
-   * meanwhile are merged into one evaluation at that moment.
+   * Each notified job's pace ({@link #paced}): over time a job is evaluated at most once per the
+   * longer of {@link #NOTIFIED_GAP} and its evaluations' duration, with a burst of {@link
+   * #NOTIFIED_BURST} more. Every finished task and every published replica notifies; evaluated at
+   * each, a job with a thousand followers was evaluated back to back through its whole copy phase
+   * (issue 19). Notifications that arrive before {@link Pace#notBefore} are merged into one
+   * evaluation at that moment.
    */
-  private final Map<String, Long> notBefore = new ConcurrentHashMap<>();
+  private final Map<String, Pace> paces = new ConcurrentHashMap<>();
 
-  /** Each job's paced due time ({@link #paced}), of which {@link #notBefore} is derived. */
-  private final Map<String, Long> paceDue = new ConcurrentHashMap<>();
+  /**
+   * A job's paced due time and the earliest moment it may be evaluated again (System.nanoTime()).
+   */
+  record Pace(long due, long notBefore) {}
 
   /** The average shortest interval between two notified evaluations of one job. */
   static final Duration NOTIFIED_GAP = Duration.ofMillis(100);
@@ -107,12 +109,12 @@ public final class SchedulerLoop implements AutoCloseable {
    * The pace of notified evaluations, as a generic cell rate algorithm: an evaluation that ended at
    * {@code end} after {@code duration} moves the job's due time to the later of its previous due
    * time and {@code end}, plus the interval (the longer of the gap and the duration). The job may
-   * be evaluated again {@code burst} intervals before its due time. Returns {due, notBefore}.
+   * be evaluated again {@code burst} intervals before its due time.
    */
-  static long[] paced(Long previousDue, long end, long duration, long gap, int burst) {
+  static Pace paced(Long previousDue, long end, long duration, long gap, int burst) {
     long interval = Math.max(gap, duration);
     long due = (previousDue == null || previousDue - end < 0 ? end : previousDue) + interval;
-    return new long[] {due, Math.max(end, due - burst * interval)};
+    return new Pace(due, Math.max(end, due - burst * interval));
   }
 
   /** When each active job is next due for a polling evaluation (System.nanoTime()). */
@@ -201,8 +203,7 @@ public final class SchedulerLoop implements AutoCloseable {
         }
         Set<String> evaluated = new HashSet<>();
         for (String jobId : List.copyOf(dirtyJobs)) {
-          if (notBefore.getOrDefault(jobId, 0L) - System.nanoTime() <= 0
-              && dirtyJobs.remove(jobId)) {
+          if (notBefore(jobId) - System.nanoTime() <= 0 && dirtyJobs.remove(jobId)) {
             evaluate(jobId);
             evaluated.add(jobId);
           }
@@ -221,7 +222,7 @@ public final class SchedulerLoop implements AutoCloseable {
       long now = System.nanoTime();
       long waitNanos = settings.tick().toNanos() - (now - lastTick);
       for (String jobId : dirtyJobs) {
-        waitNanos = Math.min(waitNanos, notBefore.getOrDefault(jobId, 0L) - now);
+        waitNanos = Math.min(waitNanos, notBefore(jobId) - now);
       }
       try {
         if (!fullPassWanted.get()
@@ -288,8 +289,7 @@ public final class SchedulerLoop implements AutoCloseable {
   private void evaluateActiveJobs(Set<String> justEvaluated, boolean polling) {
     List<String> active = jobs.activeJobIds(JOBS_PER_PASS);
     nextPoll.keySet().retainAll(Set.copyOf(active));
-    notBefore.keySet().retainAll(Set.copyOf(active));
-    paceDue.keySet().retainAll(Set.copyOf(active));
+    paces.keySet().retainAll(Set.copyOf(active));
     long now = System.nanoTime();
     for (String jobId : active) {
       if (!justEvaluated.contains(jobId) && !(polling && nextPoll.getOrDefault(jobId, now) > now)) {
@@ -307,10 +307,21 @@ public final class SchedulerLoop implements AutoCloseable {
     }
     long end = System.nanoTime();
     nextPoll.put(jobId, end + (POLL_COST_FACTOR - 1) * (end - start));
-    long[] pace =
-        paced(paceDue.get(jobId), end, end - start, NOTIFIED_GAP.toNanos(), NOTIFIED_BURST);
-    paceDue.put(jobId, pace[0]);
-    notBefore.put(jobId, pace[1]);
+    Pace previous = paces.get(jobId);
+    paces.put(
+        jobId,
+        paced(
+            previous == null ? null : previous.due(),
+            end,
+            end - start,
+            NOTIFIED_GAP.toNanos(),
+            NOTIFIED_BURST));
+  }
+
+  /** The earliest moment a notified job may be evaluated again (0: at once). */
+  private long notBefore(String jobId) {
+    Pace pace = paces.get(jobId);
+    return pace == null ? 0L : pace.notBefore();
   }
 
   /** Prunes now; public so tests and operators can run it without waiting for the schedule. */
