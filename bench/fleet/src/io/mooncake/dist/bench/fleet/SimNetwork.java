@@ -22,8 +22,9 @@ import java.util.function.LongConsumer;
  * The timing model that replaces the bytes: every node has an uplink and a downlink of {@code rate}
  * bytes per second, shared by the transfers that cross them. A node serves an object it holds (its
  * transfer completed, or it is the seed) or, as the real chunk server does, one it is receiving, no
- * faster than it arrives; asked for anything else it answers NOT_FOUND. No byte is moved: the fetch
- * returns the digest the object's bytes (zeros) have.
+ * faster than it arrives; asked for anything else it answers NOT_FOUND. Like the real chunk server it
+ * sends one object to at most {@link Transport#READERS_PER_OBJECT} readers at a time and answers
+ * the next BUSY. No byte is moved: the fetch returns the digest the object's bytes (zeros) have.
  *
  * <p>Rates are recomputed every tick (20 ms). {@code fair} = {@code max-min} (the default) gives
  * every transfer its max-min fair share, as TCP flows sharing links approach it: capacity a transfer
@@ -94,6 +95,8 @@ final class SimNetwork implements AutoCloseable {
     final String key;
     final Set<String> holds = ConcurrentHashMap.newKeySet();
     final Map<String, Flow> incoming = new HashMap<>();
+    /** Flows out of this node per object (under the network's lock). */
+    final Map<String, Integer> sending = new HashMap<>();
     volatile long served;
     int up;
     int down;
@@ -146,7 +149,17 @@ final class SimNetwork implements AutoCloseable {
       for (int waited = 0; ; waited += 20) {
         synchronized (lock) {
           if (src.holds.contains(objectId) || src.incoming.containsKey(objectId)) {
+            if (src.sending.getOrDefault(objectId, 0) >= Transport.READERS_PER_OBJECT) {
+              throw new ChunkTransferException(
+                  ChunkTransferException.Kind.BUSY,
+                  "busy: object "
+                      + objectId
+                      + " is being sent to "
+                      + Transport.READERS_PER_OBJECT
+                      + " readers here already");
+            }
             flows.add(f);
+            src.sending.merge(objectId, 1, Integer::sum);
             incoming.put(objectId, f);
             break;
           }
@@ -181,9 +194,16 @@ final class SimNetwork implements AutoCloseable {
 
   private void drop(Flow f) {
     synchronized (lock) {
-      flows.remove(f);
+      if (flows.remove(f)) {
+        ended(f);
+      }
       f.dst.incoming.remove(f.objectId, f);
     }
+  }
+
+  /** A flow left {@code flows} (under the lock): one reader fewer of its object at its source. */
+  private static void ended(Flow f) {
+    f.src.sending.computeIfPresent(f.objectId, (id, n) -> n <= 1 ? null : n - 1);
   }
 
   private void tickLoop() {
@@ -237,6 +257,7 @@ final class SimNetwork implements AutoCloseable {
           Flow feeding = f.src.incoming.get(f.objectId);
           if (feeding == null) {
             it.remove();
+            ended(f);
             f.dst.incoming.remove(f.objectId, f);
             f.done.completeExceptionally(
                 new ChunkTransferException(
@@ -269,6 +290,7 @@ final class SimNetwork implements AutoCloseable {
         f.src.served += (long) (f.got - before);
         if (f.got >= f.length) {
           it.remove();
+          ended(f);
           f.dst.incoming.remove(f.objectId, f);
           f.dst.holds.add(f.objectId);
           finished.add(f);

@@ -202,6 +202,11 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
               .addListener((ChannelFutureListener) f -> responseWritten(ctx, request, f));
           return;
         }
+        if (!resolver.readers().tryAcquire(request.objectId())) {
+          SourceResolver.discard(outcome);
+          refuseBusy(ctx, request);
+          return;
+        }
         ctx.write(header);
         ChannelProgressivePromise promise = ctx.newProgressivePromise();
         promise.addListener(new PayloadListener(ctx, request, send.length()));
@@ -213,12 +218,30 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(payload, promise);
       }
       case SourceResolver.Stream stream -> {
+        if (!resolver.readers().tryAcquire(request.objectId())) {
+          SourceResolver.discard(outcome);
+          refuseBusy(ctx, request);
+          return;
+        }
         // Flushed at once: the reader learns it is served even while nothing has landed yet.
         ctx.writeAndFlush(new ResponseHeader.Ok(request.requestId(), stream.length()));
         streaming = new Streamer(ctx, request, stream);
         streaming.next();
       }
     }
+  }
+
+  /** The object already has as many readers here as one object may: the reader asks elsewhere. */
+  private void refuseBusy(ChannelHandlerContext ctx, ChunkRequest request) {
+    String message =
+        "busy: object "
+            + request.objectId()
+            + " is being sent to "
+            + resolver.readers().limit()
+            + " readers here already";
+    log.debug("rejecting request {}: {}", request.requestId(), message);
+    ctx.writeAndFlush(ResponseHeader.Failure.of(request.requestId(), Status.BUSY, message))
+        .addListener((ChannelFutureListener) f -> responseWritten(ctx, request, f));
   }
 
   private void responseWritten(
@@ -339,6 +362,7 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
     void end() {
       if (!ended) {
         ended = true;
+        resolver.readers().release(request.objectId());
         SourceResolver.closeQuietly(stream.file());
         if (streaming == this) {
           streaming = null;
@@ -380,6 +404,7 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void operationComplete(ChannelProgressiveFuture future) {
+      resolver.readers().release(request.objectId());
       if (future.isSuccess()) {
         bytesServed.add(length - counted);
         counted = length;

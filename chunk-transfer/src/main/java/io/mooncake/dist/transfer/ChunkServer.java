@@ -103,6 +103,22 @@ public final class ChunkServer implements AutoCloseable {
       ChunkSecurity security,
       long uploadBytesPerSecond)
       throws InterruptedException {
+    return start(bindHost, port, locator, security, uploadBytesPerSecond, 0);
+  }
+
+  /**
+   * As {@link #start(String, int, ObjectLocator, ChunkSecurity, long)}, sending one object to at
+   * most {@code readersPerObject} readers at a time (0 = no limit): a request beyond that is
+   * answered {@code BUSY} (see {@code ObjectReaders}).
+   */
+  public static ChunkServer start(
+      String bindHost,
+      int port,
+      ObjectLocator locator,
+      ChunkSecurity security,
+      long uploadBytesPerSecond,
+      int readersPerObject)
+      throws InterruptedException {
     Objects.requireNonNull(bindHost, "bindHost");
     Objects.requireNonNull(locator, "locator");
     Objects.requireNonNull(security, "security");
@@ -139,7 +155,7 @@ public final class ChunkServer implements AutoCloseable {
             .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
             .childHandler(
                 new ChunkServerInitializer(
-                    new SourceResolver(locator),
+                    new SourceResolver(locator, new ObjectReaders(readersPerObject)),
                     lookups,
                     channels,
                     bytesServed,

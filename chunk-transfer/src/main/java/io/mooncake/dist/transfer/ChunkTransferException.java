@@ -42,6 +42,11 @@ public final class ChunkTransferException extends IOException {
      */
     AUTHENTICATION,
     /**
+     * The peer is already sending this object to as many readers as it serves one object to at a
+     * time. Ask another peer, or this one again later; the peer is not at fault.
+     */
+    BUSY,
+    /**
      * Writing the received bytes locally failed (the cause says why, e.g. a full disk); not the
      * peer's fault.
      */

@@ -36,9 +36,16 @@ final class SourceResolver {
   record Reject(Status status, String message) implements Outcome {}
 
   private final ObjectLocator locator;
+  private final ObjectReaders readers;
 
-  SourceResolver(ObjectLocator locator) {
+  SourceResolver(ObjectLocator locator, ObjectReaders readers) {
     this.locator = locator;
+    this.readers = readers;
+  }
+
+  /** The readers of each object being sent right now, and how many one object may have. */
+  ObjectReaders readers() {
+    return readers;
   }
 
   Outcome resolve(ChunkRequest request) {

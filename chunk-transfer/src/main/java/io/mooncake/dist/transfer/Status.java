@@ -8,7 +8,8 @@ enum Status {
   SOURCE_ERROR(3),
   BAD_REQUEST(4),
   UNSUPPORTED_VERSION(5),
-  UNAUTHENTICATED(6);
+  UNAUTHENTICATED(6),
+  BUSY(7);
 
   private final int code;
 
@@ -39,6 +40,7 @@ enum Status {
       case RANGE_OUT_OF_BOUNDS -> ChunkTransferException.Kind.RANGE_OUT_OF_BOUNDS;
       case SOURCE_ERROR -> ChunkTransferException.Kind.SOURCE_ERROR;
       case UNAUTHENTICATED -> ChunkTransferException.Kind.AUTHENTICATION;
+      case BUSY -> ChunkTransferException.Kind.BUSY;
       // The server says *we* spoke badly: a bug or version skew on one side, not a data problem.
       case OK, BAD_REQUEST, UNSUPPORTED_VERSION -> ChunkTransferException.Kind.PROTOCOL;
     };

@@ -133,6 +133,78 @@ class CutThroughTest {
     }
   }
 
+  /** A whole-object fetch of {@code id} into a new file under the test's directory. */
+  private CompletableFuture<FetchResult> fetchInto(
+      ChunkClient client, int port, String id, String file, AtomicLong received) throws Exception {
+    FileChannel in =
+        FileChannel.open(dir.resolve(file), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    CompletableFuture<FetchResult> fetch =
+        client.fetch(
+            "127.0.0.1",
+            port,
+            id,
+            0,
+            LENGTH,
+            ByteSink.positional(in, 0),
+            ObjectDigest.Algorithm.CRC32C_CRC32,
+            received::set);
+    fetch.whenComplete(
+        (r, e) -> {
+          try {
+            in.close();
+          } catch (java.io.IOException ignored) {
+            // the test reads the results, not the files
+          }
+        });
+    return fetch;
+  }
+
+  @Test
+  void oneObjectGoesToAtMostTheServersLimitOfReadersAndTheNextIsToldItIsBusy() throws Exception {
+    try (Receiving r = new Receiving(10);
+        ChunkServer server =
+            ChunkServer.start(
+                "127.0.0.1", 0, id -> Optional.of(r.range()), TestData.SECURITY, 0, 2);
+        ChunkClient a = new ChunkClient(TestData.SECURITY);
+        ChunkClient b = new ChunkClient(TestData.SECURITY);
+        ChunkClient c = new ChunkClient(TestData.SECURITY)) {
+      AtomicLong gotA = new AtomicLong();
+      AtomicLong gotB = new AtomicLong();
+      AtomicLong gotOther = new AtomicLong();
+      CompletableFuture<FetchResult> first = fetchInto(a, server.port(), "obj", "a.bin", gotA);
+      CompletableFuture<FetchResult> second = fetchInto(b, server.port(), "obj", "b.bin", gotB);
+      r.land(500_000);
+      awaitAtLeast(gotA, 500_000);
+      awaitAtLeast(gotB, 500_000);
+
+      ExecutionException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ExecutionException.class,
+              () ->
+                  fetchInto(c, server.port(), "obj", "c.bin", new AtomicLong())
+                      .get(30, TimeUnit.SECONDS));
+      ChunkTransferException busy = assertInstanceOf(ChunkTransferException.class, e.getCause());
+      assertEquals(ChunkTransferException.Kind.BUSY, busy.kind(), busy.toString());
+      assertTrue(busy.getMessage().contains("obj"), busy.getMessage());
+      // Another object is not held back by this one's readers, and the refused connection serves.
+      CompletableFuture<FetchResult> other =
+          fetchInto(c, server.port(), "other", "other.bin", gotOther);
+      awaitAtLeast(gotOther, 500_000);
+
+      r.land(LENGTH - 500_000);
+      r.arrival.finish();
+      assertEquals(LENGTH, first.get(30, TimeUnit.SECONDS).bytes());
+      assertEquals(LENGTH, second.get(30, TimeUnit.SECONDS).bytes());
+      assertEquals(LENGTH, other.get(30, TimeUnit.SECONDS).bytes());
+      // Its readers done, the object is served again.
+      assertEquals(
+          LENGTH,
+          fetchInto(c, server.port(), "obj", "c2.bin", new AtomicLong())
+              .get(30, TimeUnit.SECONDS)
+              .bytes());
+    }
+  }
+
   @Test
   void aRangeOfAnArrivingObjectStartsWhereItWasAskedFor() throws Exception {
     try (Receiving r = new Receiving(8);

@@ -44,6 +44,14 @@ final class TaskExecutor {
    */
   static final int SEED_PULLS = 1;
 
+  /**
+   * How many times a copy looks its sources up again because a source it chose refused before any
+   * byte (busy: it already sends the object to {@link Transport#READERS_PER_OBJECT} readers; or a
+   * receiving follower that was claimed but has not begun to receive answered "not here"), instead
+   * of walking on through the list the claim read; after that it walks on. Each costs one lookup.
+   */
+  static final int RELOOKS = 3;
+
   private final String nodeId;
   private final ModelStore store;
   private final Transport client;
@@ -210,11 +218,13 @@ final class TaskExecutor {
   /**
    * Pulls one object from a live source in {@link SourcePlanner}'s order (followers that hold it or
    * are receiving it, least busy first, the seed last), trying the next one when a source fails or
-   * sends bytes whose digest does not match what the seed published; waits instead when only the
-   * seed holds it and this node already pulls another object from there: in place, without an
-   * executor slot, for the one copy of the node that may ({@link SeedSlot}), else back in the queue
-   * ({@link TaskDeferred}). While it runs, the object is in {@link Arrivals}: other followers relay
-   * it from here as it lands.
+   * sends bytes whose digest does not match what the seed published, or looking them up again when
+   * a source refuses before any byte (busy serving the object to others, or a receiving follower
+   * that has not begun to receive it) ({@link #RELOOKS}), and handing the copy back when every
+   * source it tried was busy; waits instead when only the seed holds it and this node already pulls
+   * another object from there: in place, without an executor slot, for the one copy of the node
+   * that may ({@link SeedSlot}), else back in the queue ({@link TaskDeferred}). While it runs, the
+   * object is in {@link Arrivals}: other followers relay it from here as it lands.
    */
   private Outcome copy(ClaimedTask task, Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
@@ -251,6 +261,8 @@ final class TaskExecutor {
     boolean waiting = false;
     long waitingSince = 0;
     boolean seedTakenOnce = false;
+    // Receiving followers that answered "not here" in this copy: skipped by its later rounds.
+    java.util.Set<String> notHere = new java.util.HashSet<>();
     try {
       for (int round = 0; ; round++) {
         // The claim looked the sources up and named the first one other than the seed in the row
@@ -273,15 +285,15 @@ final class TaskExecutor {
           return new Outcome(object.length(), null, List.of(mine));
         }
         boolean relaying = found.followers() > 1;
+        List<Replica> sources = SourcePlanner.skipping(found.holders(), notHere);
         // The share is asked only when the seed is the one source left: asking starts the copy's
         // patience (SeedShares.PATIENCE).
         boolean onlySeed =
-            found.holders().size() == 1
-                && found.holders().get(0).nodeId().equals(found.seedNodeId());
+            sources.size() == 1 && sources.get(0).nodeId().equals(found.seedNodeId());
         SourcePlanner.Plan plan =
             SourcePlanner.plan(
                 object.objectId(),
-                found.holders(),
+                sources,
                 found.seedNodeId(),
                 found.seedPullInFlight(),
                 relaying && seedPulls.busy(),
@@ -357,7 +369,11 @@ final class TaskExecutor {
               found.arriving(),
               found.struck(),
               seedPull,
+              notHere.size() < RELOOKS,
               progress);
+        } catch (SourceRefused e) {
+          // Look again: who receives the object now, and how many read from each.
+          notHere.add(e.nodeId);
         } catch (SeedTaken e) {
           if (seedTakenOnce) {
             throw new TaskDeferred(
@@ -409,6 +425,19 @@ final class TaskExecutor {
   }
 
   /**
+   * A source refused before any byte came: busy serving the object to others, or a receiving
+   * follower that has not begun to receive it ("not here"). Look the sources up again.
+   */
+  private static final class SourceRefused extends RuntimeException {
+    final String nodeId;
+
+    SourceRefused(String nodeId) {
+      super(null, null, false, false);
+      this.nodeId = nodeId;
+    }
+  }
+
+  /**
    * A database hiccup here is no reason to fail the copy: at worst the seed sends the object twice.
    */
   private static boolean takeSeedPull(SeedPull pull) {
@@ -431,8 +460,9 @@ final class TaskExecutor {
       java.util.Set<String> arriving,
       java.util.Set<String> struck,
       SeedPull seedPull,
+      boolean relook,
       Progress progress)
-      throws TaskFailure, StoreException {
+      throws TaskFailure, StoreException, TaskDeferred {
     if (holders.isEmpty()) {
       throw new TaskFailure(
           "no node holds object "
@@ -443,12 +473,15 @@ final class TaskExecutor {
           true);
     }
     String lastError = null;
+    // Whether every source tried so far refused to serve for now (BUSY): then the copy waits.
+    boolean onlyBusy = true;
     // Bytes of the object already in our file from a fetch that broke off: the next holder sends
     // only the rest (a range request), and the whole object is then checked by reading it back.
     long landed = 0;
     for (Replica holder : holders) {
       NodeId source = NodeId.parse(holder.nodeId());
       boolean fromArriving = arriving.contains(holder.nodeId());
+      boolean busy = false;
       long from = landed;
       ByteSink sink = null;
       io.mooncake.dist.transfer.FileRange here = null;
@@ -545,6 +578,17 @@ final class TaskExecutor {
               e);
         }
         landed = from + (sink == null ? 0 : sink.stored());
+        busy = e.kind() == ChunkTransferException.Kind.BUSY;
+        if (relook
+            && landed == 0
+            && (busy || fromArriving && e.kind() == ChunkTransferException.Kind.NOT_FOUND)) {
+          log.debug(
+              "object {}: {} does not serve it now ({}); looking again",
+              object.objectId(),
+              holder.nodeId(),
+              e.getMessage());
+          throw new SourceRefused(holder.nodeId());
+        }
         lastError =
             "copy of object "
                 + object.objectId()
@@ -566,12 +610,19 @@ final class TaskExecutor {
         }
       }
       String error = lastError;
-      if (!fromArriving) {
+      onlyBusy &= busy;
+      if (!fromArriving && !busy) {
         // A node relaying an object it is still receiving fails when its own source does: no
-        // strike.
+        // strike; nor does a node that is busy serving others.
         strikes(() -> replicas.holderFailed(holder.nodeId(), error));
       }
       log.warn("{}; trying the next holder", lastError);
+    }
+    if (onlyBusy) {
+      throw new TaskDeferred(
+          "every source of object "
+              + object.objectId()
+              + " it was offered is busy serving it to others; asking again shortly");
     }
     throw new TaskFailure(lastError, true);
   }

@@ -49,6 +49,16 @@ public interface Transport extends AutoCloseable {
   @Override
   void close();
 
+  /**
+   * How many readers a node sends one object to at a time; the next is answered {@code BUSY} and
+   * asks elsewhere. About what an uplink feeds at the pace an object arrives (each of a node's 8
+   * copy slots reads one object); the copy-source lookup passes over a source already feeding the
+   * object to as many (migration V026, {@code c_readers}), and this is where the limit holds
+   * exactly: the lookup sees a reader only once its copy has recorded its source. A job of at most
+   * 8 followers never reaches it.
+   */
+  int READERS_PER_OBJECT = 8;
+
   /** The chunk protocol: rate limits in bytes per second over all connections, 0 = unlimited. */
   static Transport chunks(
       ChunkSecurity security, long uploadBytesPerSecond, long downloadBytesPerSecond) {
@@ -59,7 +69,8 @@ public interface Transport extends AutoCloseable {
       public Served serve(String bindHost, int port, ObjectLocator locator)
           throws InterruptedException {
         ChunkServer server =
-            ChunkServer.start(bindHost, port, locator, security, uploadBytesPerSecond);
+            ChunkServer.start(
+                bindHost, port, locator, security, uploadBytesPerSecond, READERS_PER_OBJECT);
         return new Served() {
           @Override
           public int port() {

@@ -122,4 +122,31 @@ class SourcePlannerTest {
                 SourcePlanner.plan("m/o1", List.of(on(SEED)), SEED, false, true, true))
             .why());
   }
+
+  @Test
+  void aLaterRoundSkipsTheRelaysThatAnsweredNotHereKeepingTheCatalogsOrder() {
+    var holders = List.of(on("f2"), on("f1"), on("f3"), on(SEED));
+    assertEquals(holders, SourcePlanner.skipping(holders, java.util.Set.of()));
+    assertEquals(
+        List.of("f1", SEED),
+        SourcePlanner.skipping(holders, java.util.Set.of("f2", "f3")).stream()
+            .map(Replica::nodeId)
+            .toList());
+  }
+
+  @Test
+  void whenEverySourceAnsweredNotHereTheyAreAllTriedAgain() {
+    var holders = List.of(on("f2"), on("f1"));
+    assertEquals(holders, SourcePlanner.skipping(holders, java.util.Set.of("f1", "f2")));
+  }
+
+  @Test
+  void withTheRelaysSkippedOnlyTheSeedIsLeftAndItsRulesApply() {
+    var sources = SourcePlanner.skipping(List.of(on("f2"), on(SEED)), java.util.Set.of("f2"));
+    var wait =
+        assertInstanceOf(
+            SourcePlanner.Plan.Wait.class,
+            SourcePlanner.plan("m/o1", sources, SEED, true, false, false));
+    assertEquals(SourcePlanner.Why.SEED_BUSY, wait.why());
+  }
 }

@@ -275,6 +275,72 @@ class SeedRelayTest {
     assertTrue(sources(replicas, object, reader).heldHere());
   }
 
+  /**
+   * {@code count} running copies of {@code object} on made-up nodes, reading from {@code source}.
+   */
+  private static void readers(String object, String source, int count, String tag) {
+    String job = object.substring(0, object.indexOf('/'));
+    dsl()
+        .execute(
+            """
+        INSERT INTO tasks (job_id, node_id, task_type, object_id, bytes_total, state, source_node_id,
+                           started_at, updated_at, lease_owner, lease_expires_at)
+        SELECT ?, ? || g || ':1', 'REPLICA_COPY', ?, 8, 'processing', ?, now(), now(), 'w',
+               now() + interval '1 minute'
+          FROM generate_series(1, ?) g""",
+            job,
+            "10.9." + tag + ".",
+            object,
+            source,
+            count);
+  }
+
+  @Test
+  void aSourceAlreadyFeedingTheObjectToEightCopiesIsPassedOverAndWhenEveryOneIsTheSeedAlone() {
+    String reader = "10.0.7.1:1";
+    String holder = "10.0.7.2:1";
+    register(SEED, reader, holder);
+    jobWithCopies("relay-cap", reader);
+    String object = "relay-cap/o1";
+    replica(object, SEED);
+    replica(object, holder);
+    ReplicaCatalog replicas = new ReplicaCatalog(dsl());
+
+    readers(object, holder, 7, "1");
+    assertEquals(
+        java.util.Set.of(holder, SEED),
+        java.util.Set.copyOf(nodesOf(sources(replicas, object, reader))));
+    readers("relay-cap/o2", holder, 5, "2");
+    assertEquals(
+        java.util.Set.of(holder, SEED),
+        java.util.Set.copyOf(nodesOf(sources(replicas, object, reader))),
+        "copies of other objects count toward its load, not toward the cap");
+    readers(object, holder, 1, "3");
+    assertEquals(
+        List.of(SEED),
+        nodesOf(sources(replicas, object, reader)),
+        "an eighth copy of the object: passed over");
+
+    // More holders than a lookup samples (the seed is then not among them), each feeding the
+    // object to eight copies: the seed alone is offered, never nothing.
+    for (int i = 3; i <= 3 + ReplicaCatalog.SAMPLE; i++) {
+      String h = "10.0.7." + i + ":1";
+      register(h);
+      replica(object, h);
+      readers(object, h, 8, "1" + i);
+    }
+    ReplicaCatalog.CopySources found = sources(replicas, object, reader);
+    assertEquals(List.of(SEED), nodesOf(found));
+    assertEquals(SEED, found.seedNodeId());
+    dsl()
+        .execute(
+            "DELETE FROM tasks WHERE node_id LIKE '10.9.14.%' AND source_node_id = '10.0.7.4:1'");
+    assertEquals(
+        "10.0.7.4:1",
+        nodesOf(sources(replicas, object, reader)).get(0),
+        "one with room again: it alone, the seed not being in the sample");
+  }
+
   /** One copy of the job's object claimed by each of two followers. */
   private record TwoCopies(ClaimedTask first, ClaimedTask second) {}
 
