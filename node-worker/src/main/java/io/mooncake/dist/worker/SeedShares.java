@@ -23,6 +23,16 @@ import org.slf4j.LoggerFactory;
  * counted include ones that may have died or be slow, and an object no follower under its share
  * takes must still leave the seed. The counts are this node's own, in memory, per job; the job's
  * shape is read once per job.
+ *
+ * <p>Only in a job whose followers are few enough that a puller relays to all the others: with more
+ * than {@link Transport#READERS_PER_OBJECT} other followers, a puller's uplink carries at most that
+ * many readers of the object (its chunk server refuses the next ones), as for any object it relays,
+ * so a pull costs it no more than a relay and there is no share. At N = 1,000 (256 objects, a share
+ * of 1) the share stalled the release window: the followers that claimed a newly released object
+ * first had each pulled their one object already and handed the copy back, which put it behind
+ * every other copy they had not claimed yet, so nobody began to pull it for up to minutes
+ * (bench/fleet.sh, session 23: 3 of the window's 8 objects at once, 111 copies of one handed back,
+ * none pulling) and the seed's uplink ran at 83%.
  */
 final class SeedShares {
   private static final Logger log = LoggerFactory.getLogger(SeedShares.class);
@@ -45,6 +55,11 @@ final class SeedShares {
    */
   static boolean holdBack(int pulled, int share, long waitedNanos) {
     return pulled >= share && waitedNanos < PATIENCE.toNanos();
+  }
+
+  /** The most objects of a job of this shape one follower pulls from the seed. */
+  static int share(JobShape shape) {
+    return shape.followers() - 1 > Transport.READERS_PER_OBJECT ? Integer.MAX_VALUE : shape.share();
   }
 
   private static final class Job {
@@ -125,6 +140,6 @@ final class SeedShares {
     if (jobs.size() >= MAX_JOBS) {
       jobs.clear();
     }
-    return jobs.computeIfAbsent(jobId, id -> new Job(shape.share()));
+    return jobs.computeIfAbsent(jobId, id -> new Job(share(shape)));
   }
 }

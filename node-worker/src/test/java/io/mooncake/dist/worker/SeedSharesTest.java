@@ -21,6 +21,21 @@ class SeedSharesTest {
   }
 
   @Test
+  void aJobWithMoreFollowersThanAPullerRelaysToHasNoShare() {
+    int relayed = Transport.READERS_PER_OBJECT;
+    assertEquals(5, SeedShares.share(new JobShape(32, 7)));
+    assertEquals(
+        new JobShape(256, relayed + 1).share(), SeedShares.share(new JobShape(256, relayed + 1)));
+    assertEquals(Integer.MAX_VALUE, SeedShares.share(new JobShape(256, relayed + 2)));
+    assertEquals(Integer.MAX_VALUE, SeedShares.share(new JobShape(256, 1000)));
+    SeedShares shares = new SeedShares(job -> new JobShape(256, 1000));
+    for (long task = 1; task <= 5; task++) {
+      assertFalse(shares.holdBack("big", task));
+      shares.pulled("big", task);
+    }
+  }
+
+  @Test
   void aFollowerUnderItsShareNeverWaitsOneAtItWaitsOnlyForItsPatience() {
     long patience = SeedShares.PATIENCE.toNanos();
     assertFalse(SeedShares.holdBack(4, 5, 0));
