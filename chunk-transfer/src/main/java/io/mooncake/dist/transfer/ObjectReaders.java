@@ -1,7 +1,5 @@
 package io.mooncake.dist.transfer;
 
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
  * How many readers a server is sending each object to right now, held to a limit per object. A
  * relay that passes an object on as it arrives can feed only so many readers before each of them
@@ -13,8 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * elsewhere.
  */
 final class ObjectReaders {
-  private final int limit;
-  private final ConcurrentHashMap<String, Integer> counts = new ConcurrentHashMap<>();
+  /** Null when there is no limit. */
+  private final PerKeyLimit<String> readers;
 
   /**
    * @param limit readers of one object at a time; 0 = no limit
@@ -23,42 +21,28 @@ final class ObjectReaders {
     if (limit < 0) {
       throw new IllegalArgumentException("readers per object must be >= 0: " + limit);
     }
-    this.limit = limit;
+    this.readers = limit == 0 ? null : new PerKeyLimit<>(limit);
   }
 
   /** Counts one more reader of {@code objectId}, unless it already has {@link #limit()}. */
   boolean tryAcquire(String objectId) {
-    if (limit == 0) {
-      return true;
-    }
-    boolean[] taken = {false};
-    counts.compute(
-        objectId,
-        (id, n) -> {
-          int now = n == null ? 0 : n;
-          if (now >= limit) {
-            return n;
-          }
-          taken[0] = true;
-          return now + 1;
-        });
-    return taken[0];
+    return readers == null || readers.tryAcquire(objectId);
   }
 
   /** A reader of {@code objectId} counted by {@link #tryAcquire} is done. */
   void release(String objectId) {
-    if (limit == 0) {
-      return;
+    if (readers != null) {
+      readers.release(objectId);
     }
-    counts.computeIfPresent(objectId, (id, n) -> n <= 1 ? null : n - 1);
   }
 
+  /** Readers of one object at a time; 0 = no limit. */
   int limit() {
-    return limit;
+    return readers == null ? 0 : readers.limit();
   }
 
-  /** Readers of {@code objectId} right now. */
+  /** Readers of {@code objectId} right now (0 when there is no limit: they are not counted). */
   int readers(String objectId) {
-    return counts.getOrDefault(objectId, 0);
+    return readers == null ? 0 : readers.count(objectId);
   }
 }

@@ -3,7 +3,6 @@ package io.mooncake.dist.transfer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -22,14 +21,13 @@ final class Unauthenticated {
   static final int MAX_PER_ADDRESS = 32;
 
   private final int total;
-  private final int perAddress;
   private final AtomicInteger held = new AtomicInteger();
-  private final ConcurrentHashMap<InetAddress, Integer> byAddress = new ConcurrentHashMap<>();
+  private final PerKeyLimit<InetAddress> byAddress;
   private final AtomicLong refused = new AtomicLong();
 
   Unauthenticated(int total, int perAddress) {
     this.total = total;
-    this.perAddress = perAddress;
+    this.byAddress = new PerKeyLimit<>(perAddress);
   }
 
   /** A slot for a new connection from {@code remote}, or null when a cap is reached. */
@@ -43,18 +41,7 @@ final class Unauthenticated {
       refused.incrementAndGet();
       return null;
     }
-    boolean[] admitted = {false};
-    byAddress.compute(
-        address,
-        (a, n) -> {
-          int count = n == null ? 0 : n;
-          if (count >= perAddress) {
-            return n;
-          }
-          admitted[0] = true;
-          return count + 1;
-        });
-    if (!admitted[0]) {
+    if (!byAddress.tryAcquire(address)) {
       held.decrementAndGet();
       refused.incrementAndGet();
       return null;
@@ -69,7 +56,7 @@ final class Unauthenticated {
 
   private void release(InetAddress address) {
     held.decrementAndGet();
-    byAddress.computeIfPresent(address, (a, n) -> n <= 1 ? null : n - 1);
+    byAddress.release(address);
   }
 
   /** One admitted connection's hold on the caps; released once. */
