@@ -117,13 +117,14 @@ final class SourcePlanner {
   }
 
   /**
-   * The sources of a copy's later round, without the receiving followers that answered "not here"
-   * earlier in this copy; all of them when nothing else is left. A follower named as receiving has
-   * been claimed, but may not have begun to receive (its copy is starting, or it is itself between
-   * sources): it answers "not here". Walking on through the list the claim read leads every copy
-   * that met such a relay to the few that had begun when the object was released, each of them then
-   * feeding up to ~200 readers at a 200th of its uplink (bench/fleet.sh, N = 1,000, session 22); a
-   * fresh lookup sees who receives now and how many read from each.
+   * The sources of a copy's later round, without those that refused it earlier (busy serving the
+   * object to others, or a receiving follower that answered "not here"); all of them when nothing
+   * else is left. A follower named as receiving has been claimed, but may not have begun to receive
+   * (its copy is starting, or it is itself between sources): it answers "not here". Walking on
+   * through the list the claim read leads every copy that met such a relay to the few that had
+   * begun when the object was released, each of them then feeding up to ~200 readers at a 200th of
+   * its uplink (bench/fleet.sh, N = 1,000, session 22); a fresh lookup sees who receives now and
+   * how many read from each.
    */
   static List<Replica> skipping(List<Replica> holders, java.util.Set<String> notHere) {
     if (notHere.isEmpty()) {

@@ -261,7 +261,8 @@ final class TaskExecutor {
     boolean waiting = false;
     long waitingSince = 0;
     boolean seedTakenOnce = false;
-    // Receiving followers that answered "not here" in this copy: skipped by its later rounds.
+    // Sources that refused this copy before any byte (busy, or a receiving follower that answered
+    // "not here"): skipped by its later rounds.
     java.util.Set<String> notHere = new java.util.HashSet<>();
     try {
       for (int round = 0; ; round++) {
