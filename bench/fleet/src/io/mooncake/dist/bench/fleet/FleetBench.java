@@ -91,7 +91,8 @@ public final class FleetBench {
     if (!fair.equals("max-min") && !fair.equals("naive")) {
       throw new IllegalArgumentException("SIM_FAIR must be max-min or naive, not " + fair);
     }
-    SimNetwork net = new SimNetwork(rate, fair.equals("max-min"));
+    SimNetwork net =
+        new SimNetwork(rate, fair.equals("max-min"), Integer.parseInt(env("SIM_TICK_MS", "100")));
     PgMeter meter = new PgMeter(adminUrl, postmaster);
     List<NodeWorker> workers = Collections.synchronizedList(new ArrayList<>());
     List<Database> dbs = Collections.synchronizedList(new ArrayList<>());

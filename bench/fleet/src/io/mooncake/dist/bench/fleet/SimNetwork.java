@@ -24,9 +24,15 @@ import java.util.function.LongConsumer;
  * transfer completed, or it is the seed) or, as the real chunk server does, one it is receiving, no
  * faster than it arrives; asked for anything else it answers NOT_FOUND. Like the real chunk server it
  * sends one object to at most {@link Transport#READERS_PER_OBJECT} readers at a time and answers
- * the next BUSY. No byte is moved: the fetch returns the digest the object's bytes (zeros) have.
+ * the next BUSY. Every
+ * 30 s it prints a {@code sim-links:} line to the log: how many links are full, and how much of the
+ * traffic moves no faster than its source receives it. No byte is moved: the fetch returns the digest the object's bytes (zeros) have.
  *
- * <p>Rates are recomputed every tick (20 ms). {@code fair} = {@code max-min} (the default) gives
+ * <p>Rates are recomputed every tick ({@code SIM_TICK_MS}, 100 ms by default: one tick's fill over
+ * 8,000 flows took 13-58 ms of the starved simulator's time at N = 1,000, so at the 20 ms of
+ * sessions 15-23 the model itself took a large share of the two cores it shares with the code under
+ * test, and every fetch's start and end waited on the tick's lock; an object of 64 MiB at 16 MiB/s
+ * takes 4 s, so 100 ms moves a transfer's end by at most 2.5%). {@code fair} = {@code max-min} (the default) gives
  * every transfer its max-min fair share, as TCP flows sharing links approach it: capacity a transfer
  * cannot use (its other link is busier, or it relays an object no faster than the object arrives)
  * goes to the transfers that can. {@code naive} (the model before session 15) gives a transfer
@@ -37,6 +43,7 @@ import java.util.function.LongConsumer;
 final class SimNetwork implements AutoCloseable {
   private final double rate;
   private final boolean maxMin;
+  private final int tickMillis;
   private final Map<String, Node> nodes = new ConcurrentHashMap<>();
   private final Object lock = new Object();
   private final List<Flow> flows = new ArrayList<>();
@@ -44,9 +51,13 @@ final class SimNetwork implements AutoCloseable {
   private final Thread ticker;
   private volatile boolean running = true;
 
-  SimNetwork(double bytesPerSecond, boolean maxMin) {
+  SimNetwork(double bytesPerSecond, boolean maxMin, int tickMillis) {
+    if (tickMillis < 1) {
+      throw new IllegalArgumentException("tick must be at least 1 ms, not " + tickMillis);
+    }
     this.rate = bytesPerSecond;
     this.maxMin = maxMin;
+    this.tickMillis = tickMillis;
     this.ticker = Thread.ofPlatform().daemon().name("sim-network").start(this::tickLoop);
   }
 
@@ -77,6 +88,7 @@ final class SimNetwork implements AutoCloseable {
     final LongConsumer progress;
     final CompletableFuture<Void> done = new CompletableFuture<>();
     double got;
+    double feed; // this tick: what its source's own arrival allows (infinite for a holder)
     double cap; // this tick: bytes/s it can take at most (its feed), then its rate
     boolean fixed;
 
@@ -210,13 +222,15 @@ final class SimNetwork implements AutoCloseable {
     long last = System.nanoTime();
     while (running) {
       try {
-        Thread.sleep(20);
+        Thread.sleep(tickMillis);
       } catch (InterruptedException e) {
         return;
       }
       long now = System.nanoTime();
       tick((now - last) / 1e9);
       last = now;
+      tickNanos += System.nanoTime() - now;
+      ticks++;
     }
   }
 
@@ -267,6 +281,7 @@ final class SimNetwork implements AutoCloseable {
           }
           f.cap = Math.max(0, feeding.offset + feeding.got - f.offset - f.got) / dt;
         }
+        f.feed = f.cap;
       }
       if (maxMin) {
         fillMaxMin();
@@ -283,6 +298,7 @@ final class SimNetwork implements AutoCloseable {
           f.cap = Math.min(f.cap, rate / Math.max(f.src.up, f.dst.down));
         }
       }
+      report();
       for (Iterator<Flow> it = flows.iterator(); it.hasNext(); ) {
         Flow f = it.next();
         double before = f.got;
@@ -367,6 +383,68 @@ final class SimNetwork implements AutoCloseable {
     for (Link l : links) {
       l.flows.clear();
     }
+  }
+
+  private long nextReport = System.nanoTime() + 30_000_000_000L;
+  private volatile long tickNanos;
+  private volatile long ticks;
+
+  /** Every 30 s (under the lock): how full the links are, and what holds the flows back. */
+  private void report() {
+    if (System.nanoTime() < nextReport || flows.isEmpty()) {
+      return;
+    }
+    nextReport = System.nanoTime() + 30_000_000_000L;
+    Map<Node, Double> upUse = new HashMap<>();
+    Map<Node, Double> downUse = new HashMap<>();
+    Map<Node, Integer> ins = new HashMap<>();
+    double total = 0;
+    int feedBound = 0;
+    double feedBoundRate = 0;
+    for (Flow f : flows) {
+      total += f.cap;
+      upUse.merge(f.src, f.cap, Double::sum);
+      downUse.merge(f.dst, f.cap, Double::sum);
+      ins.merge(f.dst, 1, Integer::sum);
+      if (f.feed != Double.POSITIVE_INFINITY && f.cap >= f.feed * 0.999) {
+        feedBound++;
+        feedBoundRate += f.cap;
+      }
+    }
+    int upFull = 0;
+    for (double u : upUse.values()) {
+      if (u >= rate * 0.99) {
+        upFull++;
+      }
+    }
+    int downFull = 0;
+    for (double d : downUse.values()) {
+      if (d >= rate * 0.99) {
+        downFull++;
+      }
+    }
+    int[] inHist = new int[12];
+    for (int n : ins.values()) {
+      inHist[Math.min(11, n)]++;
+    }
+    System.err.printf(
+        "sim-links: flows=%d total=%.0f%% of %d nodes' downlinks; senders=%d up_full=%d;"
+            + " receivers=%d down_full=%d; feed_bound flows=%d (%.0f%% of bytes); flows_in hist=%s;"
+            + " ticks=%d (%.2f ms each)%n",
+        flows.size(),
+        100 * total / (rate * nodes.size()),
+        nodes.size(),
+        upUse.size(),
+        upFull,
+        downUse.size(),
+        downFull,
+        feedBound,
+        total == 0 ? 0 : 100 * feedBoundRate / total,
+        java.util.Arrays.toString(inHist),
+        ticks,
+        ticks == 0 ? 0 : tickNanos / 1e6 / ticks);
+    tickNanos = 0;
+    ticks = 0;
   }
 
   private static void fix(Flow f, double rate) {

@@ -183,6 +183,14 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
       SourceResolver.discard(outcome);
       return;
     }
+    boolean sendsBytes =
+        outcome instanceof SourceResolver.Stream
+            || (outcome instanceof SourceResolver.Send send && send.length() > 0);
+    if (sendsBytes && !resolver.readers().tryAcquire(request.objectId())) {
+      SourceResolver.discard(outcome);
+      refuseBusy(ctx, request);
+      return;
+    }
     switch (outcome) {
       case SourceResolver.Reject reject -> {
         log.debug(
@@ -202,11 +210,6 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
               .addListener((ChannelFutureListener) f -> responseWritten(ctx, request, f));
           return;
         }
-        if (!resolver.readers().tryAcquire(request.objectId())) {
-          SourceResolver.discard(outcome);
-          refuseBusy(ctx, request);
-          return;
-        }
         ctx.write(header);
         ChannelProgressivePromise promise = ctx.newProgressivePromise();
         promise.addListener(new PayloadListener(ctx, request, send.length()));
@@ -218,11 +221,6 @@ final class ChunkRequestHandler extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(payload, promise);
       }
       case SourceResolver.Stream stream -> {
-        if (!resolver.readers().tryAcquire(request.objectId())) {
-          SourceResolver.discard(outcome);
-          refuseBusy(ctx, request);
-          return;
-        }
         // Flushed at once: the reader learns it is served even while nothing has landed yet.
         ctx.writeAndFlush(new ResponseHeader.Ok(request.requestId(), stream.length()));
         streaming = new Streamer(ctx, request, stream);
