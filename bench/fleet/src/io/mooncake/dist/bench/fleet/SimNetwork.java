@@ -24,15 +24,16 @@ import java.util.function.LongConsumer;
  * transfer completed, or it is the seed) or, as the real chunk server does, one it is receiving, no
  * faster than it arrives; asked for anything else it answers NOT_FOUND. Like the real chunk server it
  * sends one object to at most {@link Transport#READERS_PER_OBJECT} readers at a time and answers
- * the next BUSY. Every
- * 30 s it prints a {@code sim-links:} line to the log: how many links are full, and how much of the
- * traffic moves no faster than its source receives it. No byte is moved: the fetch returns the digest the object's bytes (zeros) have.
+ * the next BUSY. Every 30 s it prints a {@code sim-links:} line to the log: how many links are full,
+ * and how much of the traffic moves no faster than its source receives it. No byte is moved: the
+ * fetch returns the digest the object's bytes (zeros) have.
  *
  * <p>Rates are recomputed every tick ({@code SIM_TICK_MS}, 100 ms by default: one tick's fill over
- * 8,000 flows took 13-58 ms of the starved simulator's time at N = 1,000, so at the 20 ms of
+ * 8,000 flows took 13-122 ms of the starved simulator's time at N = 1,000, so at the 20 ms of
  * sessions 15-23 the model itself took a large share of the two cores it shares with the code under
  * test, and every fetch's start and end waited on the tick's lock; an object of 64 MiB at 16 MiB/s
- * takes 4 s, so 100 ms moves a transfer's end by at most 2.5%). {@code fair} = {@code max-min} (the default) gives
+ * takes 4 s, so 100 ms moves a transfer's end by at most 2.5%). The ticker sleeps between ticks
+ * as a timer, not to wait for anything. {@code fair} = {@code max-min} (the default) gives
  * every transfer its max-min fair share, as TCP flows sharing links approach it: capacity a transfer
  * cannot use (its other link is busier, or it relays an object no faster than the object arrives)
  * goes to the transfers that can. {@code naive} (the model before session 15) gives a transfer
@@ -386,8 +387,9 @@ final class SimNetwork implements AutoCloseable {
   }
 
   private long nextReport = System.nanoTime() + 30_000_000_000L;
-  private volatile long tickNanos;
-  private volatile long ticks;
+  // Written and read by the ticker thread only (report() runs inside tick()).
+  private long tickNanos;
+  private long ticks;
 
   /** Every 30 s (under the lock): how full the links are, and what holds the flows back. */
   private void report() {
@@ -411,18 +413,8 @@ final class SimNetwork implements AutoCloseable {
         feedBoundRate += f.cap;
       }
     }
-    int upFull = 0;
-    for (double u : upUse.values()) {
-      if (u >= rate * 0.99) {
-        upFull++;
-      }
-    }
-    int downFull = 0;
-    for (double d : downUse.values()) {
-      if (d >= rate * 0.99) {
-        downFull++;
-      }
-    }
+    long upFull = upUse.values().stream().filter(u -> u >= rate * 0.99).count();
+    long downFull = downUse.values().stream().filter(d -> d >= rate * 0.99).count();
     int[] inHist = new int[12];
     for (int n : ins.values()) {
       inHist[Math.min(11, n)]++;
