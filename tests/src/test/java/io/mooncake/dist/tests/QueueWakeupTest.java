@@ -123,6 +123,7 @@ class QueueWakeupTest {
       dsl.execute("ALTER TABLE tasks DISABLE TRIGGER tasks_notify_insert");
       dsl.execute("ALTER TABLE tasks DISABLE TRIGGER tasks_notify_update");
       dsl.execute("ALTER TABLE object_replicas DISABLE TRIGGER object_replicas_notify");
+      dsl.execute("ALTER TABLE object_replicas DISABLE TRIGGER object_replicas_notify_update");
       // And the listeners' sessions die, as in a database restart; they reconnect on their own.
       // The three listeners (master, two workers) connect in the background: wait for them first.
       String listening =
@@ -142,6 +143,7 @@ class QueueWakeupTest {
       dsl.execute("ALTER TABLE tasks ENABLE TRIGGER tasks_notify_insert");
       dsl.execute("ALTER TABLE tasks ENABLE TRIGGER tasks_notify_update");
       dsl.execute("ALTER TABLE object_replicas ENABLE TRIGGER object_replicas_notify");
+      dsl.execute("ALTER TABLE object_replicas ENABLE TRIGGER object_replicas_notify_update");
     }
   }
 }
