@@ -61,7 +61,9 @@ public final class MasterMain implements Callable<Integer> {
       names = "--scheduler-tick-ms",
       defaultValue = "500",
       description =
-          "Scheduler poll interval; task completions also wake it through NOTIFY (default: ${DEFAULT-VALUE}).")
+          "Scheduler poll interval: every active job is evaluated this often. A finished task (but a copy's "
+              + "success), a seed's new object and a release's first follower replica also wake it through "
+              + "NOTIFY; a placement whose last copy succeeded moves on at the next tick (default: ${DEFAULT-VALUE}).")
   long tickMs;
 
   @Option(
