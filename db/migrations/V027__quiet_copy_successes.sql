@@ -50,10 +50,11 @@ CREATE FUNCTION mooncake_notify_replicas() RETURNS trigger LANGUAGE plpgsql AS $
 BEGIN
     -- A published object a pass may act on: not released yet, or released and waiting for its
     -- first follower replica. One notification per statement, as before.
+    -- One probe of the object's releases: NULL when it has none, false when one still waits.
     PERFORM pg_notify('mooncake_job', '')
       WHERE EXISTS (SELECT 1 FROM new_rows n
-                     WHERE NOT EXISTS (SELECT 1 FROM copy_releases c WHERE c.object_id = n.object_id)
-                        OR EXISTS (SELECT 1 FROM copy_releases c WHERE c.object_id = n.object_id AND NOT c.follower_held));
+                     WHERE (SELECT bool_and(c.follower_held) FROM copy_releases c
+                             WHERE c.object_id = n.object_id) IS NOT TRUE);
     RETURN NULL;
 END $$;
 

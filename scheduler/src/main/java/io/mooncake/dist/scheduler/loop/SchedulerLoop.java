@@ -20,15 +20,15 @@ import org.slf4j.LoggerFactory;
  * The master's scheduling thread. Every {@code tick} it evaluates every active job it can lock, and
  * every few ticks ({@link #maintainEvery}) it rescues expired leases and fails the open tasks of
  * nodes gone longer than the node grace. In between, a task of job X finishing (NOTIFY {@code
- * mooncake_job, 'X'}) evaluates job X first and alone, without walking every other active job; a
- * notification without a job (a published replica, which may unblock pipelined copies of any job,
- * or a listener reconnect) evaluates every active job. Notified evaluations of a job are paced
- * ({@link #paced}): over time at most one per {@link #NOTIFIED_GAP} (or per evaluation's duration
- * if longer), with a burst of {@link #NOTIFIED_BURST} for a job that was quiet; a notification
- * inside the pace is served once, when the pace allows. Polling covers lost notifications. Every
- * master runs one: per-job row locks, not a leader, decide who drives a job, so a dead master
- * stalls nothing. A second thread prunes the tasks of jobs finished longer than the retention ago
- * ({@link PruneFinishedTasks}).
+ * mooncake_job, 'X'}; since V027 not a copy's success) evaluates job X first and alone, without
+ * walking every other active job; a notification without a job (a seed's new object or a release's
+ * first follower replica, which may unblock pipelined copies of any job, or a listener reconnect)
+ * evaluates every active job. Notified evaluations of a job are paced ({@link #paced}): over time
+ * at most one per {@link #NOTIFIED_GAP} (or per evaluation's duration if longer), with a burst of
+ * {@link #NOTIFIED_BURST} for a job that was quiet; a notification inside the pace is served once,
+ * when the pace allows. Polling covers lost notifications. Every master runs one: per-job row
+ * locks, not a leader, decide who drives a job, so a dead master stalls nothing. A second thread
+ * prunes the tasks of jobs finished longer than the retention ago ({@link PruneFinishedTasks}).
  */
 public final class SchedulerLoop implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
@@ -82,10 +82,10 @@ public final class SchedulerLoop implements AutoCloseable {
   /**
    * Each notified job's pace ({@link #paced}): over time a job is evaluated at most once per the
    * longer of {@link #NOTIFIED_GAP} and its evaluations' duration, with a burst of {@link
-   * #NOTIFIED_BURST} more. Every finished task and every published replica notifies; evaluated at
-   * each, a job with a thousand followers was evaluated back to back through its whole copy phase
-   * (issue 19). Notifications that arrive before {@link Pace#notBefore} are merged into one
-   * evaluation at that moment.
+   * #NOTIFIED_BURST} more. Until V027 every finished task and every published replica notified;
+   * evaluated at each, a job with a thousand followers was evaluated back to back through its whole
+   * copy phase (issue 19). Notifications that arrive before {@link Pace#notBefore} are merged into
+   * one evaluation at that moment.
    */
   private final Map<String, Pace> paces = new ConcurrentHashMap<>();
 
@@ -144,8 +144,8 @@ public final class SchedulerLoop implements AutoCloseable {
             List.of("mooncake_job"),
             (ch, jobId) -> {
               if (jobId == null || jobId.isEmpty()) {
-                // A published replica (every success): the active list read in the last gap will
-                // do.
+                // A seed's new object or a release's first follower replica (V027): the active
+                // list read in the last gap will do.
                 fullPassWanted.set(true);
                 wake.release();
               } else {
@@ -237,7 +237,7 @@ public final class SchedulerLoop implements AutoCloseable {
   }
 
   /**
-   * The active jobs, read at most once per {@link #NOTIFIED_GAP}: every published replica asks for
+   * The active jobs, read at most once per {@link #NOTIFIED_GAP}: a published replica asks for
    * every active job to be evaluated, and reading the list on each was 12,400 statements of a
    * 100-node job (issue 19). {@link #wake()} (a job created through this master) reads it anew; a
    * job created through another master is found at the next read or tick.
