@@ -48,6 +48,15 @@ final class SeedShares {
   private static final int MAX_JOBS = 256;
 
   /**
+   * How long after a failed read of a job's shape this node goes by no share for that job before it
+   * reads again. A read fails when the database is overloaded, typically after the pool's 30 s wait
+   * for a connection; every copy of the node asking again at once made that worse: at the start of
+   * a 1,000-node job (bench/fleet.sh, session 25, run T) 1,555 reads failed, each holding a copy's
+   * thread for the wait.
+   */
+  static final Duration RETRY_AFTER = Duration.ofSeconds(5);
+
+  /**
    * Whether a copy whose only source is the seed should wait for another follower to pull it: this
    * node has already pulled {@code pulled} objects of the job from the seed, {@code share} being
    * its fair share, and the copy has waited for that reason for {@code waitedNanos} so far (0 the
@@ -75,14 +84,24 @@ final class SeedShares {
   }
 
   private final Function<String, JobShape> shapes;
+  private final java.util.function.LongSupplier clock;
   private final Map<String, Job> jobs = new ConcurrentHashMap<>();
+
+  /** Jobs whose shape could not be read, and when (the clock's nanoseconds) to read it again. */
+  private final Map<String, Long> unreadUntil = new ConcurrentHashMap<>();
 
   /**
    * @param shapes reads a job's shape; may throw (a database hiccup), and the copy then goes by no
-   *     share
+   *     share, as do the job's copies for {@link #RETRY_AFTER}
    */
   SeedShares(Function<String, JobShape> shapes) {
+    this(shapes, System::nanoTime);
+  }
+
+  /** As above, with the clock (nanoseconds) that times the patience and {@link #RETRY_AFTER}. */
+  SeedShares(Function<String, JobShape> shapes, java.util.function.LongSupplier clock) {
     this.shapes = shapes;
+    this.clock = clock;
   }
 
   /**
@@ -94,7 +113,7 @@ final class SeedShares {
     if (job == null) {
       return false;
     }
-    long now = System.nanoTime();
+    long now = clock.getAsLong();
     long since = job.waitingSince.getOrDefault(taskId, now);
     boolean wait = holdBack(job.pulled.get(), job.share, now - since);
     if (wait) {
@@ -117,6 +136,7 @@ final class SeedShares {
   /** This node's part of the job is over (its copies are done). */
   void forget(String jobId) {
     jobs.remove(jobId);
+    unreadUntil.remove(jobId);
   }
 
   /** How many objects of the job this node took from the seed so far (for tests and logs). */
@@ -130,13 +150,26 @@ final class SeedShares {
     if (known != null) {
       return known;
     }
+    Long until = unreadUntil.get(jobId);
+    if (until != null && clock.getAsLong() - until < 0) {
+      return null;
+    }
     JobShape shape;
     try {
       shape = shapes.apply(jobId);
     } catch (RuntimeException e) {
-      log.warn("cannot read the shape of job {}; no seed share for now: {}", jobId, e.toString());
+      if (unreadUntil.size() >= MAX_JOBS) {
+        unreadUntil.clear();
+      }
+      unreadUntil.put(jobId, clock.getAsLong() + RETRY_AFTER.toNanos());
+      log.warn(
+          "cannot read the shape of job {}; no seed share for it for {} s: {}",
+          jobId,
+          RETRY_AFTER.toSeconds(),
+          e.toString());
       return null;
     }
+    unreadUntil.remove(jobId);
     if (jobs.size() >= MAX_JOBS) {
       jobs.clear();
     }

@@ -70,8 +70,9 @@ class SeedSharesTest {
   }
 
   @Test
-  void aJobWhoseShapeCannotBeReadHasNoShareAndIsAskedAgain() {
+  void aJobWhoseShapeCannotBeReadHasNoShareAndIsAskedAgainOnlyAfterAWhile() {
     int[] calls = {0};
+    long[] now = {0};
     SeedShares shares =
         new SeedShares(
             job -> {
@@ -79,9 +80,18 @@ class SeedSharesTest {
                 throw new IllegalStateException("database away");
               }
               return new JobShape(1, 1);
-            });
+            },
+            () -> now[0]);
     assertFalse(shares.holdBack("j1", 1));
     shares.pulled("j1", 1);
-    assertTrue(shares.holdBack("j1", 2), "read again at the pull, which counts");
+    assertFalse(shares.holdBack("j1", 2), "no share while the read is not retried");
+    assertEquals(1, calls[0], "the node's other copies do not ask the database again at once");
+    now[0] += SeedShares.RETRY_AFTER.toNanos();
+    shares.pulled("j1", 2);
+    assertEquals(2, calls[0], "read again after the wait");
+    assertTrue(shares.holdBack("j1", 3), "the pull after the read counts: one of one object");
+    shares.forget("j1");
+    assertFalse(shares.holdBack("j1", 3), "a forgotten job starts over");
+    assertEquals(3, calls[0]);
   }
 }
