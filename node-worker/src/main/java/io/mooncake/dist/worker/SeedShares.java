@@ -91,6 +91,14 @@ final class SeedShares {
   private final Map<String, Long> unreadUntil = new ConcurrentHashMap<>();
 
   /**
+   * Held by the one copy reading a shape; the node's other copies go by no share meanwhile instead
+   * of reading it too (at the start of a 1,000-node job, 3,034 reads in the first minute: the
+   * node's copies that first found the seed their only source all read at once).
+   */
+  private final java.util.concurrent.locks.ReentrantLock reading =
+      new java.util.concurrent.locks.ReentrantLock();
+
+  /**
    * @param shapes reads a job's shape; may throw (a database hiccup), and the copy then goes by no
    *     share, as do the job's copies for {@link #RETRY_AFTER}
    */
@@ -150,6 +158,19 @@ final class SeedShares {
     if (known != null) {
       return known;
     }
+    if (!reading.tryLock()) {
+      return null;
+    }
+    try {
+      known = jobs.get(jobId);
+      return known != null ? known : read(jobId);
+    } finally {
+      reading.unlock();
+    }
+  }
+
+  /** Reads the job's shape (under {@link #reading}), unless a failed read is too recent. */
+  private Job read(String jobId) {
     Long until = unreadUntil.get(jobId);
     if (until != null && clock.getAsLong() - until < 0) {
       return null;

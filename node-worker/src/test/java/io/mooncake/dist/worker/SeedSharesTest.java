@@ -70,6 +70,35 @@ class SeedSharesTest {
   }
 
   @Test
+  void whileOneCopyReadsTheShapeTheOthersGoByNoShareWithoutReadingIt() throws Exception {
+    java.util.concurrent.CountDownLatch inRead = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger reads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    SeedShares shares =
+        new SeedShares(
+            job -> {
+              reads.incrementAndGet();
+              inRead.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+              return new JobShape(1, 2);
+            });
+    Thread first = new Thread(() -> shares.pulled("j1", 1));
+    first.start();
+    inRead.await();
+    assertFalse(shares.holdBack("j1", 2), "no share while another copy reads it");
+    assertEquals(1, reads.get(), "and no second read");
+    release.countDown();
+    first.join();
+    assertTrue(shares.holdBack("j1", 2), "one of one object pulled: its share");
+    assertEquals(1, reads.get());
+  }
+
+  @Test
   void aJobWhoseShapeCannotBeReadHasNoShareAndIsAskedAgainOnlyAfterAWhile() {
     int[] calls = {0};
     long[] now = {0};
