@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A job with a thousand objects and forty followers: its copy tasks are enqueued by one set-based
- * statement for all followers (never one per task or per follower), and its snapshot is three key
+ * statement for all followers (never one per task or per follower), and its snapshot is two key
  * lookups whose byte figures equal the sum over the task rows. Times belong to bench/queue.sh.
  */
 class LargeJobTest {
@@ -132,7 +132,7 @@ class LargeJobTest {
     }
     statements.set(0);
     JobSnapshot snap = new JobStore(counting(statements)).snapshot("large").orElseThrow();
-    assertEquals(3, statements.get(), "job row, placements, per-node byte counters");
+    assertEquals(2, statements.get(), "job row, placements joined to their byte counters");
     Map<String, Long> summed =
         dsl()
             .resultQuery(

@@ -198,39 +198,68 @@ public final class JobStore {
    * The snapshot: the job row, its placements as the scheduler last wrote them, and staged bytes
    * per node from {@code placement_bytes}, which triggers keep equal to the sum over the job's
    * MODEL_DOWNLOAD and REPLICA_COPY rows (succeeded at {@code bytes_total}, others at {@code
-   * bytes_done}). Three key lookups, however many tasks the job has, and still right after the
-   * finished job's tasks were pruned.
+   * bytes_done}). Two statements by key however many tasks the job has (the job's columns the
+   * snapshot shows, then the placements joined to their bytes: a 1,000-node job's snapshot is the
+   * API's largest answer, read every few hundred ms by each poller while the masters also carry the
+   * nodes' heartbeats), and still right after the finished job's tasks were pruned.
    */
   public Optional<JobSnapshot> snapshot(String jobId) {
-    JobsRecord job = dsl.selectFrom(JOBS).where(JOBS.JOB_ID.eq(jobId)).fetchOne();
+    // Not the request as posted: a 1,000-node job's is tens of KiB of JSON.
+    JobsRecord job =
+        dsl.select(
+                JOBS.JOB_ID,
+                JOBS.STATUS,
+                JOBS.LAST_ERROR,
+                JOBS.MODEL_ID,
+                JOBS.REVISION,
+                JOBS.FORMAT,
+                JOBS.PROVIDER,
+                JOBS.SEED_NODE_ID,
+                JOBS.TOTAL_SIZE_BYTES,
+                JOBS.INTEGRITY,
+                JOBS.CREATED_AT,
+                JOBS.UPDATED_AT,
+                JOBS.REPLACED_SEEDS,
+                JOBS.FALLBACK_SEEDS)
+            .from(JOBS)
+            .where(JOBS.JOB_ID.eq(jobId))
+            .fetchOneInto(JOBS);
     if (job == null) {
       return Optional.empty();
     }
-    Map<String, Long> bytes = new HashMap<>();
-    dsl.select(PLACEMENT_BYTES.NODE_ID, PLACEMENT_BYTES.STAGED_BYTES)
-        .from(PLACEMENT_BYTES)
-        .where(PLACEMENT_BYTES.JOB_ID.eq(jobId))
-        .fetch()
-        .forEach(r -> bytes.put(r.value1(), r.value2()));
     long total = job.getTotalSizeBytes();
     List<String> replaced = nodeList(job.getReplacedSeeds());
     List<PlacementSnapshot> placements =
-        dsl.selectFrom(PLACEMENTS)
+        dsl.select(
+                PLACEMENTS.NODE_ID,
+                PLACEMENTS.STATE,
+                PLACEMENTS.LOCAL_PATH,
+                PLACEMENTS.CHECKSUM_VERIFIED,
+                PLACEMENTS.LAST_ERROR,
+                PLACEMENT_BYTES.STAGED_BYTES)
+            .from(PLACEMENTS)
+            .leftJoin(PLACEMENT_BYTES)
+            .on(
+                PLACEMENT_BYTES
+                    .JOB_ID
+                    .eq(PLACEMENTS.JOB_ID)
+                    .and(PLACEMENT_BYTES.NODE_ID.eq(PLACEMENTS.NODE_ID)))
             .where(PLACEMENTS.JOB_ID.eq(jobId))
             .orderBy(PLACEMENTS.ORDINAL)
             .fetch(
                 p -> {
-                  boolean staged = PlacementState.STAGED.wire().equals(p.getState());
-                  long staged_bytes =
-                      staged ? total : Math.min(total, bytes.getOrDefault(p.getNodeId(), 0L));
+                  String nodeId = p.get(PLACEMENTS.NODE_ID);
+                  boolean staged = PlacementState.STAGED.wire().equals(p.get(PLACEMENTS.STATE));
+                  Long bytes = p.get(PLACEMENT_BYTES.STAGED_BYTES);
+                  long staged_bytes = staged ? total : Math.min(total, bytes == null ? 0 : bytes);
                   return new PlacementSnapshot(
-                      p.getNodeId(),
-                      p.getState(),
-                      staged ? p.getLocalPath() : null,
+                      nodeId,
+                      p.get(PLACEMENTS.STATE),
+                      staged ? p.get(PLACEMENTS.LOCAL_PATH) : null,
                       staged_bytes,
-                      p.getChecksumVerified(),
-                      p.getLastError(),
-                      role(p.getNodeId(), job.getSeedNodeId(), replaced),
+                      p.get(PLACEMENTS.CHECKSUM_VERIFIED),
+                      p.get(PLACEMENTS.LAST_ERROR),
+                      role(nodeId, job.getSeedNodeId(), replaced),
                       total);
                 });
     return Optional.of(
