@@ -204,23 +204,9 @@ public final class JobStore {
    * nodes' heartbeats), and still right after the finished job's tasks were pruned.
    */
   public Optional<JobSnapshot> snapshot(String jobId) {
-    // Not the request as posted: a 1,000-node job's is tens of KiB of JSON.
     JobsRecord job =
-        dsl.select(
-                JOBS.JOB_ID,
-                JOBS.STATUS,
-                JOBS.LAST_ERROR,
-                JOBS.MODEL_ID,
-                JOBS.REVISION,
-                JOBS.FORMAT,
-                JOBS.PROVIDER,
-                JOBS.SEED_NODE_ID,
-                JOBS.TOTAL_SIZE_BYTES,
-                JOBS.INTEGRITY,
-                JOBS.CREATED_AT,
-                JOBS.UPDATED_AT,
-                JOBS.REPLACED_SEEDS,
-                JOBS.FALLBACK_SEEDS)
+        dsl.select(JobListing.SHOWN)
+            .select(JOBS.INTEGRITY, JOBS.REPLACED_SEEDS, JOBS.FALLBACK_SEEDS)
             .from(JOBS)
             .where(JOBS.JOB_ID.eq(jobId))
             .fetchOneInto(JOBS);
