@@ -172,7 +172,7 @@ public final class NodeWorker implements AutoCloseable {
   /**
    * How often the progress of running tasks is written (one statement for all of them) when the
    * heartbeat does not carry it (a heartbeat slower than {@link ProgressReporter#RIDE_AT_MOST}).
-   * Each write also keeps a relaying copy fresh for {@code TaskExecutor.RELAY_FRESH} (5 s); the
+   * Each write also keeps a relaying copy fresh for {@code TaskExecutor.RELAY_FRESH} (15 s); the
    * status page polls every 2 s. Every 250 ms, it was the most frequent statement per copy at 100
    * nodes (issue 19).
    */
@@ -593,10 +593,13 @@ public final class NodeWorker implements AutoCloseable {
   }
 
   private void heartbeatLoop() {
+    RenewalCadence cadence = RenewalCadence.of(settings.heartbeat(), settings.lease());
+    int sinceRenewal = Integer.MAX_VALUE - 1;
     while (running) {
       try {
-        List<Long> tasks = List.copyOf(executing);
-        List<Long> progress = progressReporter.moved(tasks);
+        boolean renew = cadence.due(sinceRenewal);
+        List<Long> tasks = renew ? List.copyOf(executing) : List.of();
+        List<Long> progress = renew ? progressReporter.moved(tasks) : null;
         NodeRegistry.Disk report = diskReport();
         Optional<Boolean> linked =
             masterLink == null
@@ -620,6 +623,7 @@ public final class NodeWorker implements AutoCloseable {
         if (report != null) {
           disk.recorded(report);
         }
+        sinceRenewal = renew ? 0 : sinceRenewal + 1;
         lastHeartbeatNanos = System.nanoTime();
       } catch (RuntimeException e) {
         log.warn("heartbeat failed (database unreachable?): {}", e.getMessage());

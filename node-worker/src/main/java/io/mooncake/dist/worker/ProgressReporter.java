@@ -15,11 +15,12 @@ import org.slf4j.LoggerFactory;
  * transfer's event loop. A task whose count did not move is not written, so its row ages, which is
  * how a stalled pull stops counting as in flight for other nodes.
  *
- * <p>Normally the counts ride on the heartbeat ({@link #moved} and {@link #recorded}), whose lease
- * renewal writes these rows anyway (issue 19: a progress statement per node and second was 9,900 of
- * the statements of a 100-node job). With a heartbeat slower than {@link #RIDE_AT_MOST}, a thread
- * of its own writes them every {@code interval} instead ({@link TaskQueue#progressAll}): a relaying
- * copy must be written more often than the relay freshness window (5 s).
+ * <p>Normally the counts ride on the heartbeats that renew the leases ({@link #moved} and {@link
+ * #recorded}; every few heartbeats, at most every {@link RenewalCadence#AT_MOST}), whose renewal
+ * writes these rows anyway (issue 19: a progress statement per node and second was 9,900 of the
+ * statements of a 100-node job). With a heartbeat slower than {@link #RIDE_AT_MOST}, a thread of
+ * its own writes them every {@code interval} instead ({@link TaskQueue#progressAll}): a relaying
+ * copy must be written well within the relay freshness window ({@link TaskExecutor#RELAY_FRESH}).
  */
 final class ProgressReporter implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProgressReporter.class);
@@ -30,7 +31,7 @@ final class ProgressReporter implements AutoCloseable {
   private final Thread thread;
   private volatile boolean stopped;
 
-  /** The slowest heartbeat that still carries the progress (the relay freshness window is 5 s). */
+  /** The slowest heartbeat that still carries the progress. */
   static final Duration RIDE_AT_MOST = Duration.ofSeconds(2);
 
   /**

@@ -31,9 +31,12 @@ final class TaskExecutor {
   private static final Logger log = LoggerFactory.getLogger(TaskExecutor.class);
 
   /**
-   * A pull from the seed whose row was not written for this long no longer holds other copies back.
+   * A pull from the seed, or a relaying copy, whose row was not written for this long no longer
+   * holds other copies back or serves as a source. More than twice {@link RenewalCadence#AT_MOST}:
+   * a running copy's progress is written with its lease's renewal (5 s until issue 19's renewals
+   * every few heartbeats).
    */
-  static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(5);
+  static final java.time.Duration RELAY_FRESH = java.time.Duration.ofSeconds(15);
 
   /**
    * Pulls from the seed one follower runs at once. One: the seed's uplink is split among the
