@@ -56,34 +56,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$WORK/pg" "$WORK/pgb" && chown postgres "$WORK/pg" "$WORK/pgb"
+mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
 runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg" -U postgres -A trust >/dev/null
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg" -l "$WORK/pg/log" -w \
   -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=100" start >/dev/null
 PG_PID=$(head -1 "$WORK/pg/postmaster.pid")
 psql() { command psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
-cat > "$WORK/pgbouncer.ini" <<INI
-[databases]
-* = host=127.0.0.1 port=$PG_PORT user=postgres
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = any
-pool_mode = transaction
-default_pool_size = $BOUNCER_POOL
-max_db_connections = $BOUNCER_POOL
-max_client_conn = 2000
-max_prepared_statements = 200
-server_reset_query =
-logfile = $WORK/pgb/pgbouncer.log
-pidfile = $WORK/pgb/pgbouncer.pid
-INI
-chown postgres "$WORK/pgbouncer.ini"
-runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec $PGBOUNCER $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 &
-BPID=$!
-for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
+. "$ROOT/bench/lib/pgbouncer.sh"
+pgbouncer_start "$PGBOUNCER" "$WORK" "$PG_PORT" "$BOUNCER_PORT" "$BOUNCER_POOL" \
+  "max_client_conn = 2000" "max_prepared_statements = 200" \
+  || { BPID=$PGBOUNCER_JOB; echo "copy-floor: pgbouncer did not start" >&2; exit 1; }
+BPID=$PGBOUNCER_JOB
 
 psql -d postgres <<SQL
 CREATE TABLE copies (

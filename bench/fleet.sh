@@ -46,9 +46,10 @@
 #   idle_pg_core_pct     Postgres CPU over IDLE_S s with every node up and no work, % of one core
 #   snapshot_p99_ms      GET snapshot latency, the two masters alternately every 250 ms during the job,
 #                        read by a separate process at normal priority (curl), as a control plane
-#                        would; snapshot_p99_in_sim_ms is the simulator's own poller, which shares
-#                        a JVM (at SIM_NICE) with the simulated nodes: until session 27 the figure
-#                        (at N = 1,000 in run C27: 125.4 ms there, 80.2 ms from a separate process)
+#                        would. snapshot_p99_in_sim_ms, printed beside it, is the figure until
+#                        session 27: the simulator's own poller, which shares a JVM (at SIM_NICE)
+#                        with the simulated nodes (run C27, N = 1,000: 125.4 ms there, 80.2 ms from
+#                        a separate process)
 #   (then: status, nodes_up, idle_stmts_per_node_s, xacts_per_copy from pg_stat_database, and
 #   where the machine's CPU went during the job, per copy, from /proc: machine_cpu_ms_per_copy (all
 #   cores busy), sim_cpu_ms_per_copy (the simulator's JVM), masters_cpu_ms_per_copy (both
@@ -104,6 +105,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 . "$ROOT/bin/_java.sh"
+. "$ROOT/bench/lib/pgbouncer.sh"
 JAVAC="$(dirname "$(readlink -f "$JAVA")")/javac"
 [ -x "$JAVAC" ] || { echo "fleet: needs javac beside $JAVA (a JDK 21+)" >&2; exit 1; }
 if [ ! -f "$ROOT/node-worker/target/node-worker-0.1.0-SNAPSHOT.jar" ] || [ ! -f "$ROOT/master-api/target/master-api-0.1.0-SNAPSHOT.jar" ]; then
@@ -146,29 +148,10 @@ if [ "$POOLER" = pgbouncer ]; then
   if printf '1.21\n%s\n' "$PGB_VERSION" | sort -V -C; then
     PGB_PREPARED=1 PGB_EXTRA="max_prepared_statements = 200"
   fi
-  cat > "$WORK/pgbouncer.ini" <<INI
-[databases]
-* = host=127.0.0.1 port=$PG_PORT user=postgres
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = any
-pool_mode = transaction
-default_pool_size = $BOUNCER_POOL
-max_client_conn = 15000
-max_db_connections = $BOUNCER_POOL
-server_reset_query =
-ignore_startup_parameters = extra_float_digits,options
-$PGB_EXTRA
-logfile = $WORK/pgb/pgbouncer.log
-pidfile = $WORK/pgb/pgbouncer.pid
-INI
-  mkdir -p "$WORK/pgb" && chown postgres "$WORK/pgb" "$WORK/pgbouncer.ini"
-  # exec: the PID kept is pgbouncer's own, so the cleanup stops it.
-  runuser -u postgres -- bash -c "ulimit -n \$(ulimit -Hn); exec $PGBOUNCER $WORK/pgbouncer.ini" > "$WORK/pgbouncer.out" 2>&1 & PIDS+=($!)
-  for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null && break; sleep 0.1; done
-  (echo > /dev/tcp/127.0.0.1/$BOUNCER_PORT) 2>/dev/null || { echo "fleet: pgbouncer did not start" >&2; cat "$WORK/pgbouncer.out" "$WORK/pgb/pgbouncer.log" >&2; exit 1; }
+  pgbouncer_start "$PGBOUNCER" "$WORK" "$PG_PORT" "$BOUNCER_PORT" "$BOUNCER_POOL" "max_client_conn = 15000" \
+    "ignore_startup_parameters = extra_float_digits,options" "$PGB_EXTRA" \
+    || { PIDS+=($PGBOUNCER_JOB); echo "fleet: pgbouncer did not start" >&2; exit 1; }
+  PIDS+=($PGBOUNCER_JOB)
   BOUNCER_PID=$(cat "$WORK/pgb/pgbouncer.pid" 2>/dev/null || true)
 fi
 

@@ -60,7 +60,10 @@ public final class ClientMain implements Callable<Integer> {
   @Option(
       names = "--heartbeat-ms",
       defaultValue = "2000",
-      description = "Heartbeat and lease renewal interval (default: ${DEFAULT-VALUE}).")
+      description =
+          "Heartbeat interval; running tasks' leases are renewed (and their progress written)"
+              + " every few heartbeats: at least three times a lease, at most every 6 s"
+              + " (default: ${DEFAULT-VALUE}).")
   long heartbeatMs;
 
   @Option(

@@ -38,9 +38,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's worker: chunk server, registration, heartbeat (which also renews task leases) and the
- * claim loop. Everything it knows lives in Postgres or in its data directory, so killing and
- * restarting it loses nothing: its unfinished tasks go back to pending under the new instance.
+ * One node's worker: chunk server, registration, heartbeat (every few of which also renew task
+ * leases, {@link RenewalCadence}) and the claim loop. Everything it knows lives in Postgres or in
+ * its data directory, so killing and restarting it loses nothing: its unfinished tasks go back to
+ * pending under the new instance.
  */
 public final class NodeWorker implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(NodeWorker.class);
