@@ -19,7 +19,9 @@
 # work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
 # iterations; its figures then read 0), DATA=disk|tmpfs (where the nodes' data directories live),
 # READAHEAD_KB=n (the data disk's readahead for the run, restored at exit), TCP_CC=cubic|bbr|reno
-# (every node's TCP congestion control; default what a namespace inherits from the host). Needs iproute2, tc
+# (every node's TCP congestion control; default what a namespace inherits from the host), CLIENT_OPTS
+# (extra mooncake_client flags for every node, e.g. "--concurrency 6"), SEED_OPTS (extra flags for the
+# seed's client only, e.g. "--upload-limit-mbit 90"), SEED_NICE (the seed's nice value). Needs iproute2, tc
 # (sch_tbf), nginx-light, curl, socat (installed from Debian when missing). Leaves nothing behind:
 # namespaces, bridge, processes, mounts, database.
 set -euo pipefail
@@ -276,10 +278,10 @@ for _ in $(seq 600); do curl -sf "$API/health" >/dev/null 2>&1 && break; sleep 0
 curl -sf "$API/health" >/dev/null || { echo "fanout: master did not start" >&2; tail "$WORK/logs/master.log" >&2; exit 1; }
 TARGETS=(); CLIENT_PIDS=()
 start_client() {
-  local i=$1 id="$NET.$(($1 + 10)):25000" NICE=0
-  [ "$i" = 0 ] && NICE=${SEED_NICE:-0}
+  local i=$1 id="$NET.$(($1 + 10)):25000" NICE=0 OPTS=${CLIENT_OPTS:-}
+  [ "$i" = 0 ] && NICE=${SEED_NICE:-0} && OPTS="$OPTS ${SEED_OPTS:-}"
   nice -n "$NICE" ip netns exec "mcn$i" "$ROOT/bin/mooncake_client" --node-id "$id" --data-dir "$DATA_DIR/n$i" --db-url "$NODE_DB" \
-    --poll-ms 200 ${CLIENT_OPTS:-} >> "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!); CLIENT_PIDS[$i]=$!
+    --poll-ms 200 $OPTS >> "$WORK/logs/n$i.log" 2>&1 & PIDS+=($!); CLIENT_PIDS[$i]=$!
 }
 for i in $(seq 0 $((NODES - 1))); do TARGETS+=("$NET.$((10 + i)):25000"); start_client "$i"; done
 live_nodes() { curl -sf "$API/api/v1/nodes" | python3 -c 'import sys,json; print(sum(n["live"] for n in json.load(sys.stdin)["nodes"]))' 2>/dev/null; }
