@@ -244,10 +244,11 @@ fi
 # seed -> follower 1 -> ... -> last follower, each hop socat | tee into its file | socat to the
 # next, then sync: what this machine (its two cores, its one disk) allows the best scheme today.
 T_CHAIN=0; U_CHAIN=skipped
-if [ -z "${SKIP_CHAIN:-}" ]; then
-cpids=()
+# One run of the chain; fails (after naming the node) when a follower's file differs from the model.
+run_chain() {
+local cpids=() i out listen p
 for i in $(seq $((NODES - 1)) -1 1); do
-  mkdir -p "$DATA_DIR/chain$i"
+  rm -rf "$DATA_DIR/chain$i"; mkdir -p "$DATA_DIR/chain$i"
   out="$DATA_DIR/chain$i/model.bin"; listen="TCP-LISTEN:9100,bind=$NET.$((10 + i)),reuseaddr"
   if [ "$i" = $((NODES - 1)) ]; then
     ip netns exec "mcn$i" socat -u "$listen" "OPEN:$out,creat,trunc" & cpids+=($!)
@@ -264,8 +265,13 @@ sync
 b=$(now); U_CHAIN=$(usage "$M0" "$(machine)")
 T_CHAIN=$(python3 -c "print($b-$a)"); CHAIN_B=$b
 for i in $(seq 1 $((NODES - 1))); do
-  cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i" >&2; exit 1; }
+  cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i ($(stat -c %s "$DATA_DIR/chain$i/model.bin") of $BYTES)" >&2; return 1; }
 done
+}
+if [ -z "${SKIP_CHAIN:-}" ]; then
+# socat's chain once (in 25 runs of session 28) left node 1 a file that differed from the
+# model; a second failure in a row stops the run.
+run_chain || { echo "fanout: running the chain baseline again" >&2; run_chain; } || exit 1
 rm -rf "$DATA_DIR"/chain*
 fi
 
