@@ -66,8 +66,9 @@ psql() { command psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP
 . "$ROOT/bench/lib/pgbouncer.sh"
 pgbouncer_start "$PGBOUNCER" "$WORK" "$PG_PORT" "$BOUNCER_PORT" "$BOUNCER_POOL" \
   "max_client_conn = 2000" "max_prepared_statements = 200" \
-  || { BPID=$PGBOUNCER_JOB; echo "copy-floor: pgbouncer did not start" >&2; exit 1; }
+  && started=1 || started=0
 BPID=$PGBOUNCER_JOB
+[ "$started" = 1 ] || { echo "copy-floor: pgbouncer did not start" >&2; exit 1; }
 
 psql -d postgres <<SQL
 CREATE TABLE copies (

@@ -46,10 +46,10 @@
 #   idle_pg_core_pct     Postgres CPU over IDLE_S s with every node up and no work, % of one core
 #   snapshot_p99_ms      GET snapshot latency, the two masters alternately every 250 ms during the job,
 #                        read by a separate process at normal priority (curl), as a control plane
-#                        would. snapshot_p99_in_sim_ms, printed beside it, is the figure until
-#                        session 27: the simulator's own poller, which shares a JVM (at SIM_NICE)
-#                        with the simulated nodes (run C27, N = 1,000: 125.4 ms there, 80.2 ms from
-#                        a separate process)
+#                        would. snapshot_p99_in_sim_ms, printed beside it, is the simulator's own
+#                        poller, which shares a JVM (at SIM_NICE) with the simulated nodes and
+#                        reads a slower tail (N = 1,000: 125.4 ms there, 80.2 ms from a separate
+#                        process, in one job)
 #   (then: status, nodes_up, idle_stmts_per_node_s, xacts_per_copy from pg_stat_database, and
 #   where the machine's CPU went during the job, per copy, from /proc: machine_cpu_ms_per_copy (all
 #   cores busy), sim_cpu_ms_per_copy (the simulator's JVM), masters_cpu_ms_per_copy (both
@@ -150,8 +150,9 @@ if [ "$POOLER" = pgbouncer ]; then
   fi
   pgbouncer_start "$PGBOUNCER" "$WORK" "$PG_PORT" "$BOUNCER_PORT" "$BOUNCER_POOL" "max_client_conn = 15000" \
     "ignore_startup_parameters = extra_float_digits,options" "$PGB_EXTRA" \
-    || { PIDS+=($PGBOUNCER_JOB); echo "fleet: pgbouncer did not start" >&2; exit 1; }
+    && started=1 || started=0
   PIDS+=($PGBOUNCER_JOB)
+  [ "$started" = 1 ] || { echo "fleet: pgbouncer did not start" >&2; exit 1; }
   BOUNCER_PID=$(cat "$WORK/pgb/pgbouncer.pid" 2>/dev/null || true)
 fi
 
