@@ -13,7 +13,8 @@
 # Also in the same run, what the machine allows: "links alone" (every link carries the model once,
 # sendfile into /dev/null) and "chain" (a socat | tee | socat relay through every follower, then sync).
 # For each timed phase it also prints what it cost the machine: busy core-seconds, the system+softirq,
-# iowait, idle and steal shares (/proc/stat), and the data disk's MiB read and written (/proc/diskstats).
+# iowait, idle and steal shares (/proc/stat), and the data disk's MiB read and written (/proc/diskstats);
+# for the chain and for ours, the packets each link's shaper dropped (tc -s qdisc).
 # Env: MOONCAKE_BENCH_DB_URL (admin JDBC URL, default the local postgres), BENCH_DIR (default
 # /var/tmp/mooncake-fanout), KEEP_DB=1 (keep the database to study its tasks), KEEP_WORK=1 (keep the
 # work directory and logs), SKIP_STAR=1 / SKIP_LINKS=1 / SKIP_CHAIN=1 (skip that baseline, for quick
@@ -183,6 +184,24 @@ print(f"busy {busy:.1f} core-s (system+softirq {100 * (d['system'] + d['softirq'
       f"disk read {mib(0):.0f} MiB, written {mib(1):.0f} MiB")
 PY
 }
+# Packets each link's shaper has dropped so far, one line per node: its uplink's, its downlink's.
+# qdrops_delta D0 D1 names what a phase cost: the seed's uplink and every follower's downlink (where
+# flows from several senders meet one shaper), with the followers' uplinks summed.
+qdrops() {
+  local i
+  for i in $(seq 0 $((NODES - 1))); do
+    echo "$(ip netns exec "mcn$i" tc -s qdisc show dev "mcp$i" | awk '/dropped/ {gsub(",", "", $7); print $7}') $(tc -s qdisc show dev "mcv$i" | awk '/dropped/ {gsub(",", "", $7); print $7}')"
+  done
+}
+qdrops_delta() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+d0 = [list(map(int, l.split())) for l in sys.argv[1].splitlines()]
+d1 = [list(map(int, l.split())) for l in sys.argv[2].splitlines()]
+up = [b[0] - a[0] for a, b in zip(d0, d1)]; down = [b[1] - a[1] for a, b in zip(d0, d1)]
+print(f"seed uplink {up[0]}, followers' downlinks {' '.join(map(str, down[1:]))} (sum {sum(down[1:])}), followers' uplinks {sum(up[1:])}")
+PY
+}
 # --- star baseline: nginx in the seed namespace, every follower curls at once ---------------------
 cat > "$WORK/nginx.conf" <<NGINX
 worker_processes 1;
@@ -243,7 +262,7 @@ fi
 # --- chain baseline: the plain-tool relay the issue measured; bytes cross every link once --------
 # seed -> follower 1 -> ... -> last follower, each hop socat | tee into its file | socat to the
 # next, then sync: what this machine (its two cores, its one disk) allows the best scheme today.
-T_CHAIN=0; U_CHAIN=skipped
+T_CHAIN=0; U_CHAIN=skipped; D_CHAIN=skipped
 # One run of the chain; fails (after naming the node) when a follower's file differs from the model.
 run_chain() {
 local cpids=() i out listen p
@@ -258,11 +277,11 @@ for i in $(seq $((NODES - 1)) -1 1); do
   sleep 0.1
 done
 sleep 0.5
-M0=$(machine); a=$(now); CHAIN_A=$a
+Q0=$(qdrops); M0=$(machine); a=$(now); CHAIN_A=$a
 ip netns exec mcn0 socat -u "OPEN:$SRC" "TCP:$NET.11:9100,retry=100,interval=0.05"
 for p in "${cpids[@]}"; do wait "$p"; done
 sync
-b=$(now); U_CHAIN=$(usage "$M0" "$(machine)")
+b=$(now); U_CHAIN=$(usage "$M0" "$(machine)"); D_CHAIN=$(qdrops_delta "$Q0" "$(qdrops)")
 T_CHAIN=$(python3 -c "print($b-$a)"); CHAIN_B=$b
 for i in $(seq 1 $((NODES - 1))); do
   cmp -s "$SRC" "$DATA_DIR/chain$i/model.bin" || { echo "fanout: chain baseline: bytes differ on node $i ($(stat -c %s "$DATA_DIR/chain$i/model.bin") of $BYTES)" >&2; return 1; }
@@ -341,11 +360,11 @@ if [ "$WARM_MIB" -gt 0 ]; then
 fi
 
 CPU0_CLIENTS=$(cpu_of "${CLIENT_PIDS[@]}"); CPU0_MASTER=$(cpu_of "$MASTER_PID"); CPU0_PG=$(cpu_of $(pg_pids))
-M0=$(machine)
+Q0=$(qdrops); M0=$(machine)
 a=$(now)
 stage fanout-1 fanout "$SRC" "$BYTES"
 b=$(now)
-M1=$(machine); U_OURS=$(usage "$M0" "$M1")
+M1=$(machine); U_OURS=$(usage "$M0" "$M1"); D_OURS=$(qdrops_delta "$Q0" "$(qdrops)")
 CPU_CLIENTS=$(( $(cpu_of "${CLIENT_PIDS[@]}") - CPU0_CLIENTS )); CPU_MASTER=$(( $(cpu_of "$MASTER_PID") - CPU0_MASTER ))
 CPU_PG=$(( $(cpu_of $(pg_pids)) - CPU0_PG ))
 T_OURS=$(python3 -c "print($b-$a)")
@@ -375,6 +394,8 @@ echo "  machine during each: star $U_STAR"
 echo "                       links alone $U_LINKS"
 echo "                       chain $U_CHAIN"
 echo "                       mooncake $U_OURS"
+echo "  packets the shapers dropped: chain $D_CHAIN"
+echo "                               mooncake $D_OURS"
 # issue 20's goals: at 100 Mbit/s ours <= 1.15 x S/B and star/ours >= 6; at 400 Mbit/s <= 1.6 x and below the chain.
 case "$RATE" in 100mbit) GOAL="target <= 1.15, star/ours >= 6";; 400mbit) GOAL="target <= 1.6 and < chain";; *) GOAL="issue 20 sets none at $RATE";; esac
 echo "fanout ours/ideal=$R_IDEAL ($GOAL) star/ours=$R_STAR links/ideal=$R_LINKS_IDEAL chain/ideal=$R_CHAIN_IDEAL ours_s=$(python3 -c "print(f'{$T_OURS:.2f}')") star_s=$(python3 -c "print(f'{$T_STAR:.2f}')") post/ideal=$R_POST_IDEAL post_s=$(python3 -c "print(f'{$T_POST:.2f}')")"

@@ -236,7 +236,10 @@ public final class NodeWorker implements AutoCloseable {
     this.leaseOwner = nodeId + "/" + instanceId;
     this.queue = new TaskQueue(db.dsl());
     this.seedShares =
-        new SeedShares(jobId -> io.mooncake.dist.scheduler.store.JobShape.read(db.dsl(), jobId));
+        new SeedShares(
+            jobId ->
+                io.mooncake.dist.scheduler.store.JobShape.read(
+                    db.dsl(), jobId, RelayChain.MAX_FOLLOWERS));
     this.completions = new CompletionBatcher(queue, 64, new Refill());
     this.registry = new NodeRegistry(db.dsl());
     this.replicas = new ReplicaCatalog(db.dsl());

@@ -33,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * every other copy they had not claimed yet, so nobody began to pull it for up to minutes
  * (bench/fleet.sh, session 23: 3 of the window's 8 objects at once, 111 copies of one handed back,
  * none pulling) and the seed's uplink ran at 83%.
+ *
+ * <p>With the shape it keeps what a job of few followers needs for its relay chain ({@link
+ * RelayChain}): the followers in target order, and whether this node has left the chain.
  */
 final class SeedShares {
   private static final Logger log = LoggerFactory.getLogger(SeedShares.class);
@@ -57,6 +60,12 @@ final class SeedShares {
   static final Duration RETRY_AFTER = Duration.ofSeconds(5);
 
   /**
+   * How long a copy waits for another copy of the node that is reading the job's shape, before it
+   * goes by no shape.
+   */
+  static final Duration READ_WAIT = Duration.ofSeconds(2);
+
+  /**
    * Whether a copy whose only source is the seed should wait for another follower to pull it: this
    * node has already pulled {@code pulled} objects of the job from the seed, {@code share} being
    * its fair share, and the copy has waited for that reason for {@code waitedNanos} so far (0 the
@@ -75,11 +84,18 @@ final class SeedShares {
     final int share;
     final AtomicInteger pulled = new AtomicInteger();
 
+    /** The job's followers in target order, when they relay along a chain (see RelayChain). */
+    final java.util.List<String> followerOrder;
+
+    /** Whether this node left the job's chain (its predecessor failed it, see RelayChain). */
+    volatile boolean offChain;
+
     /** Copies waiting because of the share, since when (System.nanoTime()). */
     final Map<Long, Long> waitingSince = new ConcurrentHashMap<>();
 
-    Job(int share) {
+    Job(int share, java.util.List<String> followerOrder) {
       this.share = share;
+      this.followerOrder = followerOrder;
     }
   }
 
@@ -132,6 +148,32 @@ final class SeedShares {
     return wait;
   }
 
+  /**
+   * Where this node's copies of the job stand towards its relay chain ({@link RelayChain}): unknown
+   * when the job's shape could not be read.
+   */
+  RelayChain.Standing chainStanding(String jobId, String nodeId) {
+    Job job = job(jobId);
+    return RelayChain.standing(
+        job == null ? null : job.followerOrder, job != null && job.offChain, nodeId);
+  }
+
+  /** This node's predecessor in the job's relay chain, when it is on one. */
+  java.util.Optional<String> chainPredecessor(String jobId, String seedNodeId, String nodeId) {
+    Job job = jobs.get(jobId);
+    return job == null
+        ? java.util.Optional.empty()
+        : RelayChain.predecessor(seedNodeId, job.followerOrder, nodeId);
+  }
+
+  /** This node's copies of the job read from whole holders and the seed from now on. */
+  void leaveChain(String jobId) {
+    Job job = jobs.get(jobId);
+    if (job != null) {
+      job.offChain = true;
+    }
+  }
+
   /** This node took the object's pull from the seed. */
   void pulled(String jobId, long taskId) {
     Job job = job(jobId);
@@ -158,7 +200,14 @@ final class SeedShares {
     if (known != null) {
       return known;
     }
-    if (!reading.tryLock()) {
+    try {
+      // A short wait: the job's first copies all ask at once, and one that went by no shape would
+      // miss the job's chain.
+      if (!reading.tryLock(READ_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        return null;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
       return null;
     }
     try {
@@ -184,7 +233,8 @@ final class SeedShares {
       }
       unreadUntil.put(jobId, clock.getAsLong() + RETRY_AFTER.toNanos());
       log.warn(
-          "cannot read the shape of job {}; no seed share for it for {} s: {}",
+          "cannot read the shape of job {}; for {} s no seed share for it, and its copies read only"
+              + " from nodes holding an object whole and the seed: {}",
           jobId,
           RETRY_AFTER.toSeconds(),
           e.toString());
@@ -194,6 +244,6 @@ final class SeedShares {
     if (jobs.size() >= MAX_JOBS) {
       jobs.clear();
     }
-    return jobs.computeIfAbsent(jobId, id -> new Job(share(shape)));
+    return jobs.computeIfAbsent(jobId, id -> new Job(share(shape), shape.followerOrder()));
   }
 }

@@ -139,6 +139,20 @@ final class SourcePlanner {
     return left.isEmpty() ? holders : List.copyOf(left);
   }
 
+  /** The holders that hold the object whole: those not in {@code arriving}, in their order. */
+  static List<Replica> wholeHolders(List<Replica> holders, java.util.Set<String> arriving) {
+    if (arriving.isEmpty()) {
+      return holders;
+    }
+    List<Replica> whole = new ArrayList<>(holders.size());
+    for (Replica h : holders) {
+      if (!arriving.contains(h.nodeId())) {
+        whole.add(h);
+      }
+    }
+    return List.copyOf(whole);
+  }
+
   /** The wait for a copy whose only source is the seed while this node already pulls from it. */
   static Plan.Wait seedSlotTaken(String seedNodeId) {
     return new Plan.Wait(

@@ -289,7 +289,40 @@ final class TaskExecutor {
           return new Outcome(object.length(), null, List.of(mine));
         }
         boolean relaying = found.followers() > 1;
-        List<Replica> sources = SourcePlanner.skipping(found.holders(), notHere);
+        RelayChain.Standing chain =
+            relaying ? shares.chainStanding(jobId, nodeId) : RelayChain.Standing.NO_CHAIN;
+        java.util.Optional<String> predecessor =
+            chain == RelayChain.Standing.ON
+                ? shares.chainPredecessor(jobId, found.seedNodeId(), nodeId)
+                : java.util.Optional.empty();
+        if (predecessor.isPresent()) {
+          try {
+            return copyAlongChain(
+                payload,
+                file,
+                object,
+                algorithm,
+                finalPath,
+                mine,
+                predecessor.get(),
+                predecessor.get().equals(found.seedNodeId()),
+                progress);
+          } catch (OffChain e) {
+            shares.leaveChain(jobId);
+            log.info(
+                "job {}: leaving the relay chain, object {} goes by the other sources: {}",
+                jobId,
+                object.objectId(),
+                e.getMessage());
+            continue;
+          }
+        }
+        List<Replica> sources =
+            SourcePlanner.skipping(
+                RelayChain.readsFromRelays(chain)
+                    ? found.holders()
+                    : SourcePlanner.wholeHolders(found.holders(), found.arriving()),
+                notHere);
         // The share is asked only when the seed is the one source left: asking starts the copy's
         // patience (SeedShares.PATIENCE).
         boolean onlySeed =
@@ -374,6 +407,7 @@ final class TaskExecutor {
               found.struck(),
               seedPull,
               notHere.size() < RELOOKS,
+              0,
               progress);
         } catch (SourceRefused e) {
           // Look again: who receives the object now, and how many read from each.
@@ -415,6 +449,78 @@ final class TaskExecutor {
       throw new TaskDeferred("interrupted while waiting for this node's seed slot");
     } finally {
       parking.unpark();
+    }
+  }
+
+  /**
+   * Copies the object from this node's predecessor in the job's relay chain ({@link RelayChain}):
+   * the seed, for the chain's first follower, with as many copies at once as the node runs; else
+   * the follower before it, which relays the object as it lands, asked again every {@link
+   * RelayChain#STEP} until it has begun to receive the object, for at most {@link
+   * RelayChain#PATIENCE}.
+   *
+   * @throws OffChain when the predecessor does not serve the object in time, refuses it or fails
+   * @throws TaskFailure when the copy fails here (writing to this node's disk)
+   */
+  private Outcome copyAlongChain(
+      TaskPayload payload,
+      FilePlan file,
+      ObjectPlan object,
+      ObjectDigest.Algorithm algorithm,
+      Path finalPath,
+      Replica mine,
+      String predecessor,
+      boolean fromSeed,
+      Progress progress)
+      throws TaskFailure, StoreException, TaskDeferred {
+    Replica source =
+        new Replica(object.objectId(), predecessor, object.length(), object.digest(), null, 0);
+    long waitUntil = fromSeed ? 0 : System.nanoTime() + RelayChain.PATIENCE.toNanos();
+    try {
+      return copyFrom(
+          payload,
+          file,
+          object,
+          algorithm,
+          finalPath,
+          mine,
+          List.of(source),
+          fromSeed ? java.util.Set.of() : java.util.Set.of(predecessor),
+          java.util.Set.of(),
+          null,
+          true,
+          waitUntil,
+          progress);
+    } catch (SourceRefused e) {
+      throw new OffChain(
+          predecessor
+              + " did not begin to send object "
+              + object.objectId()
+              + " within "
+              + RelayChain.PATIENCE.toSeconds()
+              + " s");
+    } catch (TaskFailure e) {
+      if (e.getCause() != null || !e.retryable()) {
+        // Our own disk (copyFrom names the cause of a local failure), not the predecessor.
+        throw e;
+      }
+      throw new OffChain(e.getMessage());
+    }
+  }
+
+  /** This node leaves its job's relay chain: the copy looks its sources up instead. */
+  private static final class OffChain extends RuntimeException {
+    OffChain(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  private static void pause(java.time.Duration d) throws TaskDeferred {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TaskDeferred("interrupted while waiting for a relay to begin");
     }
   }
 
@@ -465,6 +571,7 @@ final class TaskExecutor {
       java.util.Set<String> struck,
       SeedPull seedPull,
       boolean relook,
+      long waitUntil,
       Progress progress)
       throws TaskFailure, StoreException, TaskDeferred {
     if (holders.isEmpty()) {
@@ -502,24 +609,37 @@ final class TaskExecutor {
         }
         progress.source(holder.nodeId());
         long at = object.offset() + from;
-        sink =
-            here.arrival()
-                .tracking(
-                    target.blockSize() > 0 && DirectFileSink.aligned(at, target.blockSize())
-                        ? new DirectFileSink(
-                            target::direct, target.buffered(), at, target.blockSize())
-                        : ByteSink.positional(target.buffered(), at),
-                    from);
-        FetchResult r =
-            client.fetch(
-                source.host(),
-                source.port(),
-                object.objectId(),
-                from,
-                object.length() - from,
-                sink,
-                algorithm,
-                bytes -> progress.accept(from + bytes));
+        FetchResult r;
+        while (true) {
+          sink =
+              here.arrival()
+                  .tracking(
+                      target.blockSize() > 0 && DirectFileSink.aligned(at, target.blockSize())
+                          ? new DirectFileSink(
+                              target::direct, target.buffered(), at, target.blockSize())
+                          : ByteSink.positional(target.buffered(), at),
+                      from);
+          try {
+            r =
+                client.fetch(
+                    source.host(),
+                    source.port(),
+                    object.objectId(),
+                    from,
+                    object.length() - from,
+                    sink,
+                    algorithm,
+                    bytes -> progress.accept(from + bytes));
+            break;
+          } catch (ChunkTransferException e) {
+            // A chain's predecessor that has not begun to receive the object yet: ask again in a
+            // moment, this copy's own arrival (and whoever reads it) staying open meanwhile.
+            if (!RelayChain.waitsFor(e.kind(), sink.stored(), waitUntil, System.nanoTime())) {
+              throw e;
+            }
+            pause(RelayChain.STEP);
+          }
+        }
         // Direct writes are on the device already; this makes the tail and the metadata durable.
         target.buffered().force(false);
         String digest = from == 0 ? r.digest() : readBack(finalPath, object, algorithm);

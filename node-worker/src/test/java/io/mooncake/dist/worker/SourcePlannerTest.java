@@ -149,4 +149,17 @@ class SourcePlannerTest {
             SourcePlanner.plan("m/o1", sources, SEED, true, false, false));
     assertEquals(SourcePlanner.Why.SEED_BUSY, wait.why());
   }
+
+  @Test
+  void wholeHoldersLeaveOutTheNodesStillReceivingTheObjectAndKeepTheOrder() {
+    Replica a = on("f1");
+    Replica b = on("f2");
+    Replica c = on("f3");
+    assertEquals(
+        List.of(a, c), SourcePlanner.wholeHolders(List.of(a, b, c), java.util.Set.of("f2")));
+    assertEquals(
+        List.of(a, b, c), SourcePlanner.wholeHolders(List.of(a, b, c), java.util.Set.of()));
+    assertEquals(
+        List.of(), SourcePlanner.wholeHolders(List.of(b), java.util.Set.of("f2")), "none whole");
+  }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.PostgresDatabase;
+import io.mooncake.dist.tests.support.ProcessCluster;
 import io.mooncake.dist.tests.support.Processes;
 import io.mooncake.dist.tests.support.Requests;
 import io.mooncake.dist.tests.support.Requests.FileSpec;
@@ -34,22 +35,7 @@ class ProcessFaultTest {
   @TempDir Path tmp;
 
   private Api startMaster(Processes procs, String name) {
-    int port = TestFiles.freePort();
-    procs.start(
-        name,
-        "mooncake_master",
-        "--http-port",
-        String.valueOf(port),
-        "--allow-any-source",
-        "--db-url",
-        pg.url(),
-        "--scheduler-tick-ms",
-        "200",
-        "--no-auth");
-    Api api = new Api("http://127.0.0.1:" + port);
-    Processes.await(
-        name + " /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
-    return api;
+    return new ProcessCluster(procs, pg).startMaster(name);
   }
 
   @Test
@@ -138,45 +124,15 @@ class ProcessFaultTest {
   }
 
   private Process startClient(Processes procs, String name, int port, Path dir, String... extra) {
-    List<String> args =
-        new java.util.ArrayList<>(
-            List.of(
-                "--node-id",
-                "127.0.0.1:" + port,
-                "--data-dir",
-                dir.toString(),
-                "--db-url",
-                pg.url(),
-                "--poll-ms",
-                "200",
-                "--heartbeat-ms",
-                "500",
-                "--lease-seconds",
-                "5"));
-    args.addAll(List.of(extra));
-    return procs.start(name, "mooncake_client", args.toArray(String[]::new));
+    return new ProcessCluster(procs, pg).startClient(name, "127.0.0.1:" + port, dir, extra);
   }
 
   private static void awaitLive(Api api, int n) {
-    Processes.await(
-        n + " live nodes",
-        Duration.ofSeconds(60),
-        () -> {
-          int live = 0;
-          for (JsonNode node : api.get("/api/v1/nodes").json().get("nodes")) {
-            live += node.get("live").asBoolean() ? 1 : 0;
-          }
-          return live >= n;
-        });
+    ProcessCluster.awaitLive(api, n);
   }
 
   private static JsonNode placement(JsonNode job, String node) {
-    for (JsonNode p : job.get("placements")) {
-      if (p.get("node_id").asText().equals(node)) {
-        return p;
-      }
-    }
-    throw new AssertionError(node + " not in " + job);
+    return ProcessCluster.placement(job, node);
   }
 
   private static Path staged(Path dataDir, String model, String file) {

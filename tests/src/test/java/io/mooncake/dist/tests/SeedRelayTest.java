@@ -414,8 +414,8 @@ class SeedRelayTest {
   }
 
   @Test
-  void aJobsShapeCountsItsObjectsAndItsFollowersButNotTheSeed() {
-    jobWithCopies("shape-1", "10.0.6.2:1", "10.0.6.3:1", "10.0.6.4:1");
+  void aJobsShapeCountsItsObjectsAndItsFollowersButNotTheSeedAndOrdersFewFollowersAsTargeted() {
+    jobWithCopies("shape-1", "10.0.6.4:1", "10.0.6.2:1", "10.0.6.3:1");
     for (int i = 0; i < 7; i++) {
       dsl()
           .execute(
@@ -426,10 +426,15 @@ class SeedRelayTest {
               i,
               8L * i);
     }
-    JobShape shape = JobShape.read(dsl(), "shape-1");
-    assertEquals(new JobShape(7, 3), shape);
+    JobShape shape = JobShape.read(dsl(), "shape-1", 8);
+    assertEquals(
+        new JobShape(7, 3, List.of("10.0.6.4:1", "10.0.6.2:1", "10.0.6.3:1")),
+        shape,
+        "the followers in target order, not node-id order: the chain the caller asked for");
     assertEquals(3, shape.share(), "7 objects over 3 followers: at most 3 from the seed each");
-    assertEquals(new JobShape(0, 0), JobShape.read(dsl(), "no-such-job"));
+    assertEquals(
+        new JobShape(7, 3), JobShape.read(dsl(), "shape-1", 2), "more followers than a chain");
+    assertEquals(new JobShape(0, 0), JobShape.read(dsl(), "no-such-job", 8));
   }
 
   @Test

@@ -17,10 +17,11 @@ import java.util.List;
  * <p>Followers: once the seed's task exists, every pass releases the objects the seed has published
  * since its current download attempt started (with seed reuse, every object it lists): each
  * follower still acquiring gets one claimable copy per released object, its own stripe of the
- * objects first, so followers copy while the seed still works (pipelining; the job stays {@code
- * seeding}). With every object copied and the seed staged a follower gets a {@code MATERIALIZE}. A
- * final failure of any of them fails that placement only. The job completes when every placement is
- * staged and fails once every placement is terminal and one failed.
+ * objects first (in a job of at most {@link #CHAIN_MAX_FOLLOWERS} followers, all in file order), so
+ * followers copy while the seed still works (pipelining; the job stays {@code seeding}). With every
+ * object copied and the seed staged a follower gets a {@code MATERIALIZE}. A final failure of any
+ * of them fails that placement only. The job completes when every placement is staged and fails
+ * once every placement is terminal and one failed.
  *
  * <p>Seed failover (an extension beside the RFC): when the request named fallback seeds, a failed
  * seed placement does not fail the job while one of them has not failed: the evaluation is then a
@@ -29,6 +30,15 @@ import java.util.List;
  */
 public final class JobEvaluator {
   private JobEvaluator() {}
+
+  /**
+   * The most followers a job may have for them to relay along a chain in target order (the worker's
+   * {@code RelayChain}): each reads every object from the one before it, so all of them claim their
+   * copies in file order, the order in which their predecessor receives them. In a larger job each
+   * follower takes its own stripe of the objects first, so that the followers pull different
+   * objects from the seed and relay them to each other.
+   */
+  public static final int CHAIN_MAX_FOLLOWERS = 8;
 
   private enum SeedPhase {
     VERIFYING,
@@ -61,6 +71,8 @@ public final class JobEvaluator {
     List<PlacementView> placements = new ArrayList<>();
     List<Action.Follower> acquiring = new ArrayList<>();
     int followers = facts.nodes().size() - 1 - facts.formerSeeds().size();
+    // A chain's followers claim in file order, each as its predecessor receives; a tree's stripe.
+    boolean chain = followers <= CHAIN_MAX_FOLLOWERS;
     int k = 0;
     for (NodeFacts node : facts.nodes()) {
       if (node.seed()) {
@@ -71,7 +83,7 @@ public final class JobEvaluator {
         placements.add(formerSeed(node, actions));
         continue;
       }
-      int stripe = k++;
+      int stripe = chain ? 0 : k++;
       PlacementView view = follower(node, phase, seed.nodeId(), facts.objectCount(), actions);
       placements.add(view);
       if (view.state() == PlacementState.ACQUIRING) {
@@ -86,7 +98,7 @@ public final class JobEvaluator {
         && seedTaskExists
         && facts.releasedObjects() < facts.objectCount()
         && !acquiring.isEmpty()) {
-      actions.add(new Action.ReleaseCopies(acquiring, followers));
+      actions.add(new Action.ReleaseCopies(acquiring, chain ? 1 : followers));
     }
     boolean reused =
         s.reused() || actions.stream().anyMatch(a -> a instanceof Action.EnqueueVerify);

@@ -76,6 +76,15 @@ class JobEvaluatorTest {
     return new Action.ReleaseCopies(out, stripes);
   }
 
+  /** The release of a job that relays along a chain: these followers, all in file order. */
+  private static Action.ReleaseCopies chain(String... followers) {
+    List<Action.Follower> out = new java.util.ArrayList<>();
+    for (String f : followers) {
+      out.add(new Action.Follower(f, 0));
+    }
+    return new Action.ReleaseCopies(out, 1);
+  }
+
   private static List<PlacementState> states(Evaluation e) {
     return e.placements().stream().map(PlacementView::state).toList();
   }
@@ -134,21 +143,32 @@ class JobEvaluatorTest {
   }
 
   @Test
-  void followersStartAtDifferentObjects() {
-    Evaluation e =
-        JobEvaluator.evaluate(
-            new JobFacts(
-                JobStatus.SEEDING,
-                SEED,
-                64,
-                false,
-                List.of(
-                    node(SEED, true, MODEL_DOWNLOAD, running(1)),
-                    node(F1, false),
-                    node(F2, false),
-                    node("127.0.0.1:25004", false),
-                    node("127.0.0.1:25005", false))));
-    assertEquals(List.of(release(4, F1, F2, "127.0.0.1:25004", "127.0.0.1:25005")), e.actions());
+  void followersOfALargerJobThanAChainStartAtDifferentObjects() {
+    List<NodeFacts> nodes =
+        new java.util.ArrayList<>(List.of(node(SEED, true, MODEL_DOWNLOAD, running(1))));
+    String[] followers = new String[JobEvaluator.CHAIN_MAX_FOLLOWERS + 1];
+    for (int i = 0; i < followers.length; i++) {
+      followers[i] = "127.0.0.1:" + (26000 + i);
+      nodes.add(node(followers[i], false));
+    }
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, nodes));
+    assertEquals(List.of(release(followers.length, followers)), e.actions());
+  }
+
+  @Test
+  void followersOfAChainTakeTheirCopiesInFileOrderAllOfThem() {
+    List<NodeFacts> nodes =
+        new java.util.ArrayList<>(List.of(node(SEED, true, MODEL_DOWNLOAD, running(1))));
+    String[] followers = new String[JobEvaluator.CHAIN_MAX_FOLLOWERS];
+    for (int i = 0; i < followers.length; i++) {
+      followers[i] = "127.0.0.1:" + (26000 + i);
+      nodes.add(node(followers[i], false));
+    }
+    Evaluation e = JobEvaluator.evaluate(new JobFacts(JobStatus.SEEDING, SEED, 64, false, nodes));
+    assertEquals(
+        List.of(chain(followers)),
+        e.actions(),
+        "each reads from the one before it, in the order that one receives them");
   }
 
   @Test
@@ -196,7 +216,7 @@ class JobEvaluatorTest {
   }
 
   @Test
-  void aFailedFollowerGetsNoFurtherCopiesAndTheOthersKeepTheirStripes() {
+  void aFailedFollowerGetsNoFurtherCopiesAndTheOthersStillGetTheirs() {
     Evaluation e =
         JobEvaluator.evaluate(
             new JobFacts(
@@ -210,8 +230,7 @@ class JobEvaluatorTest {
                     node(F2, false, REPLICA_COPY, done(1))),
                 1));
     assertEquals(List.of(ACQUIRING, FAILED, ACQUIRING), states(e));
-    assertEquals(
-        List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+    assertEquals(List.of(chain(F2)), e.actions());
   }
 
   @Test
@@ -229,8 +248,7 @@ class JobEvaluatorTest {
                     node(F2, false)),
                 2));
     assertEquals(List.of(STAGED, STAGED, ACQUIRING), states(e));
-    assertEquals(
-        List.of(new Action.ReleaseCopies(List.of(new Action.Follower(F2, 1)), 2)), e.actions());
+    assertEquals(List.of(chain(F2)), e.actions());
   }
 
   @Test
@@ -253,7 +271,7 @@ class JobEvaluatorTest {
     Evaluation e =
         eval(false, node(SEED, true, MODEL_DOWNLOAD, done(1)), node(F1, false), node(F2, false));
     assertEquals(JobStatus.REPLICATING, e.status());
-    assertEquals(List.of(release(2, F1, F2)), e.actions());
+    assertEquals(List.of(chain(F1, F2)), e.actions());
   }
 
   @Test
