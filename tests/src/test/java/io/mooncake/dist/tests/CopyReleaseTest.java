@@ -13,6 +13,7 @@ import io.mooncake.dist.scheduler.domain.ManifestFile;
 import io.mooncake.dist.scheduler.domain.ModelRef;
 import io.mooncake.dist.scheduler.domain.ObjectPlan;
 import io.mooncake.dist.scheduler.loop.ScheduleJob;
+import io.mooncake.dist.scheduler.state.JobEvaluator;
 import io.mooncake.dist.scheduler.store.ClaimedTask;
 import io.mooncake.dist.scheduler.store.CreateResult;
 import io.mooncake.dist.scheduler.store.JobStore;
@@ -50,7 +51,11 @@ class CopyReleaseTest {
 
   /** Each job its own followers, so claims of one test never see the other's copies. */
   private static List<String> followers(String job) {
-    return IntStream.rangeClosed(1, 3).mapToObj(i -> job + "-f" + i + ":1").toList();
+    return followers(job, 3);
+  }
+
+  private static List<String> followers(String job, int n) {
+    return IntStream.rangeClosed(1, n).mapToObj(i -> job + "-f" + i + ":1").toList();
   }
 
   private static Replica seedReplica(String job, int n) {
@@ -67,6 +72,10 @@ class CopyReleaseTest {
   }
 
   private static void createJob(String job, String seed) {
+    createJob(job, seed, followers(job));
+  }
+
+  private static void createJob(String job, String seed, List<String> followers) {
     ModelRef model = new ModelRef(job, "r1", "safetensors", "local");
     List<String> ids = IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList();
     ManifestFile file =
@@ -79,7 +88,7 @@ class CopyReleaseTest {
             ids,
             new ChunkLayout(CHUNK, OBJECTS, job + "/m.bin"));
     List<String> targets = new java.util.ArrayList<>(List.of(seed));
-    targets.addAll(followers(job));
+    targets.addAll(followers);
     JobRequest req =
         new JobRequest(
             job,
@@ -102,7 +111,7 @@ class CopyReleaseTest {
   }
 
   @Test
-  void publishedObjectsBecomeClaimableCopiesInStripeOrderWithTheSeedsDigest() {
+  void publishedObjectsBecomeClaimableCopiesInFileOrderInAChainJobWithTheSeedsDigest() {
     String job = "rel";
     createJob(job);
     TaskQueue q = new TaskQueue(dsl());
@@ -133,8 +142,8 @@ class CopyReleaseTest {
     assertTrue(ScheduleJob.run(dsl(), job));
     assertEquals(3 * 3, copies(job), "a pass with nothing newly published creates nothing");
 
-    // Follower 1 of 3 takes its stripe (1, 4, ...) first, then stripe 2 (2, 5), then stripe 0 (0,
-    // 3, 6).
+    // Three followers relay along a chain: each takes the objects in file order, the order in which
+    // the follower before it receives them.
     String f1 = followers(job).get(1);
     // One at a time: a batch comes back in task id order, the claim picks by (run_after, task_id).
     List<ClaimedTask> first =
@@ -143,13 +152,13 @@ class CopyReleaseTest {
             .flatMap(List::stream)
             .toList();
     assertEquals(
-        List.of(objectId(job, 1), objectId(job, 2), objectId(job, 0)), claimedObjects(first));
+        List.of(objectId(job, 0), objectId(job, 1), objectId(job, 2)), claimedObjects(first));
     FilePlan file = first.get(0).payload().files().get(0);
     assertEquals("m.bin", file.path());
     assertEquals(OBJECTS * CHUNK, file.sizeBytes());
     assertNull(file.downloadUrl());
     assertEquals(
-        new ObjectPlan(objectId(job, 1), 1, CHUNK, CHUNK, "sha256:rel-1"), file.objects().get(0));
+        new ObjectPlan(objectId(job, 0), 0, 0, CHUNK, "sha256:rel-0"), file.objects().get(0));
     assertEquals(new ModelRef(job, "r1", "safetensors", "local"), first.get(0).payload().model());
 
     // The rest, then the download succeeds: every object released, each exactly once.
@@ -165,22 +174,48 @@ class CopyReleaseTest {
     assertEquals(
         OBJECTS, dsl().fetchCount(dsl().selectFrom("copy_releases").where("job_id = ?", job)));
     assertEquals(
-        List.of(objectId(job, 4), objectId(job, 5), objectId(job, 3), objectId(job, 6)),
+        List.of(objectId(job, 3), objectId(job, 4), objectId(job, 5), objectId(job, 6)),
         claimedObjects(
             IntStream.range(0, 5)
                 .mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
                 .flatMap(List::stream)
                 .toList()));
     String f0 = followers(job).get(0);
-    // The stripe order across both releases.
+    // File order across both releases.
     List<String> order =
         IntStream.range(0, OBJECTS)
             .mapToObj(i -> q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId())
             .toList();
-    assertEquals(List.of(0, 3, 6, 1, 4, 2, 5).stream().map(n -> objectId(job, n)).toList(), order);
+    assertEquals(IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList(), order);
     assertEquals(
         "replicating",
         dsl().fetchOne("SELECT status FROM jobs WHERE job_id = ?", job).get(0, String.class));
+  }
+
+  @Test
+  void aJobOfMoreFollowersThanAChainReleasesEachFollowerItsOwnStripeFirst() {
+    String job = "wide";
+    List<String> followers = followers(job, JobEvaluator.CHAIN_MAX_FOLLOWERS + 1);
+    createJob(job, SEED, followers);
+    TaskQueue q = new TaskQueue(dsl());
+    assertTrue(ScheduleJob.run(dsl(), job));
+    ClaimedTask download = q.claim(SEED, SEED + "/w", 1, Duration.ofMinutes(5)).get(0);
+    assertTrue(
+        q.succeed(
+            download.taskId(),
+            SEED + "/w",
+            OBJECTS * CHUNK,
+            null,
+            IntStream.range(0, OBJECTS).mapToObj(n -> seedReplica(job, n)).toList()));
+    assertTrue(ScheduleJob.run(dsl(), job));
+    assertEquals(OBJECTS * followers.size(), copies(job));
+    // Follower 3 of 9 (7 objects: one per stripe) takes object 3 first, then 4, 5, 6, 0, 1, 2.
+    String f3 = followers.get(3);
+    List<String> order =
+        IntStream.range(0, OBJECTS)
+            .mapToObj(i -> q.claim(f3, f3 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId())
+            .toList();
+    assertEquals(List.of(3, 4, 5, 6, 0, 1, 2).stream().map(n -> objectId(job, n)).toList(), order);
   }
 
   @Test
