@@ -57,19 +57,26 @@ final class RelayChain {
     ON
   }
 
+  /** Where a copy stands, and the node it reads from when {@link Standing#ON} (null otherwise). */
+  record Place(Standing standing, String predecessor) {
+    static final Place UNKNOWN_SHAPE = new Place(Standing.UNKNOWN, null);
+    static final Place NO_CHAIN = new Place(Standing.NO_CHAIN, null);
+  }
+
   /**
    * Where a copy of {@code me} stands: {@code followers} is the job's followers in target order
    * when they are few enough for a chain (empty when they are not), null when the job's shape is
    * unknown; {@code left} whether this node has left the job's chain.
    */
-  static Standing standing(List<String> followers, boolean left, String me) {
+  static Place place(String seed, List<String> followers, boolean left, String me) {
     if (followers == null) {
-      return Standing.UNKNOWN;
+      return Place.UNKNOWN_SHAPE;
     }
-    if (predecessor("", followers, me).isEmpty()) {
-      return Standing.NO_CHAIN;
+    Optional<String> predecessor = predecessor(seed, followers, me);
+    if (predecessor.isEmpty()) {
+      return Place.NO_CHAIN;
     }
-    return left ? Standing.LEFT : Standing.ON;
+    return left ? new Place(Standing.LEFT, null) : new Place(Standing.ON, predecessor.get());
   }
 
   /**

@@ -149,21 +149,14 @@ final class SeedShares {
   }
 
   /**
-   * Where this node's copies of the job stand towards its relay chain ({@link RelayChain}): unknown
-   * when the job's shape could not be read.
+   * Where this node's copies of the job stand towards its relay chain ({@link RelayChain}), and
+   * their predecessor on it: unknown when the job's shape could not be read.
    */
-  RelayChain.Standing chainStanding(String jobId, String nodeId) {
+  RelayChain.Place chainPlace(String jobId, String seedNodeId, String nodeId) {
     Job job = job(jobId);
-    return RelayChain.standing(
-        job == null ? null : job.followerOrder, job != null && job.offChain, nodeId);
-  }
-
-  /** This node's predecessor in the job's relay chain, when it is on one. */
-  java.util.Optional<String> chainPredecessor(String jobId, String seedNodeId, String nodeId) {
-    Job job = jobs.get(jobId);
     return job == null
-        ? java.util.Optional.empty()
-        : RelayChain.predecessor(seedNodeId, job.followerOrder, nodeId);
+        ? RelayChain.Place.UNKNOWN_SHAPE
+        : RelayChain.place(seedNodeId, job.followerOrder, job.offChain, nodeId);
   }
 
   /** This node's copies of the job read from whole holders and the seed from now on. */

@@ -127,30 +127,26 @@ final class SourcePlanner {
    * how many read from each.
    */
   static List<Replica> skipping(List<Replica> holders, java.util.Set<String> notHere) {
-    if (notHere.isEmpty()) {
-      return holders;
-    }
-    List<Replica> left = new ArrayList<>(holders.size());
-    for (Replica h : holders) {
-      if (!notHere.contains(h.nodeId())) {
-        left.add(h);
-      }
-    }
-    return left.isEmpty() ? holders : List.copyOf(left);
+    List<Replica> left = without(holders, notHere);
+    return left.isEmpty() ? holders : left;
   }
 
   /** The holders that hold the object whole: those not in {@code arriving}, in their order. */
   static List<Replica> wholeHolders(List<Replica> holders, java.util.Set<String> arriving) {
-    if (arriving.isEmpty()) {
+    return without(holders, arriving);
+  }
+
+  private static List<Replica> without(List<Replica> holders, java.util.Set<String> nodes) {
+    if (nodes.isEmpty()) {
       return holders;
     }
-    List<Replica> whole = new ArrayList<>(holders.size());
+    List<Replica> kept = new ArrayList<>(holders.size());
     for (Replica h : holders) {
-      if (!arriving.contains(h.nodeId())) {
-        whole.add(h);
+      if (!nodes.contains(h.nodeId())) {
+        kept.add(h);
       }
     }
-    return List.copyOf(whole);
+    return List.copyOf(kept);
   }
 
   /** The wait for a copy whose only source is the seed while this node already pulls from it. */

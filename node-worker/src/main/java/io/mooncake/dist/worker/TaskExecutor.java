@@ -289,13 +289,11 @@ final class TaskExecutor {
           return new Outcome(object.length(), null, List.of(mine));
         }
         boolean relaying = found.followers() > 1;
-        RelayChain.Standing chain =
-            relaying ? shares.chainStanding(jobId, nodeId) : RelayChain.Standing.NO_CHAIN;
-        java.util.Optional<String> predecessor =
-            chain == RelayChain.Standing.ON
-                ? shares.chainPredecessor(jobId, found.seedNodeId(), nodeId)
-                : java.util.Optional.empty();
-        if (predecessor.isPresent()) {
+        RelayChain.Place chain =
+            relaying
+                ? shares.chainPlace(jobId, found.seedNodeId(), nodeId)
+                : RelayChain.Place.NO_CHAIN;
+        if (chain.standing() == RelayChain.Standing.ON) {
           try {
             return copyAlongChain(
                 payload,
@@ -304,8 +302,8 @@ final class TaskExecutor {
                 algorithm,
                 finalPath,
                 mine,
-                predecessor.get(),
-                predecessor.get().equals(found.seedNodeId()),
+                chain.predecessor(),
+                chain.predecessor().equals(found.seedNodeId()),
                 progress);
           } catch (OffChain e) {
             shares.leaveChain(jobId);
@@ -319,7 +317,7 @@ final class TaskExecutor {
         }
         List<Replica> sources =
             SourcePlanner.skipping(
-                RelayChain.readsFromRelays(chain)
+                RelayChain.readsFromRelays(chain.standing())
                     ? found.holders()
                     : SourcePlanner.wholeHolders(found.holders(), found.arriving()),
                 notHere);
@@ -500,9 +498,8 @@ final class TaskExecutor {
               + RelayChain.PATIENCE.toSeconds()
               + " s");
     } catch (TaskFailure e) {
-      if (e.getCause() != null || !e.retryable()) {
-        // Our own disk (copyFrom names the cause of a local failure), not the predecessor.
-        throw e;
+      if (!e.sourcesFailed()) {
+        throw e; // this node's disk, not the predecessor
       }
       throw new OffChain(e.getMessage());
     }
@@ -515,6 +512,11 @@ final class TaskExecutor {
     }
   }
 
+  /**
+   * The pause between two asks of a chain predecessor that has not begun to receive the object: a
+   * poll of another node, which tells nobody when it begins (its "not here" is all there is),
+   * bounded by {@link RelayChain#PATIENCE}.
+   */
   private static void pause(java.time.Duration d) throws TaskDeferred {
     try {
       Thread.sleep(d.toMillis());
@@ -748,7 +750,7 @@ final class TaskExecutor {
               + object.objectId()
               + " it was offered is busy serving it to others; asking again shortly");
     }
-    throw new TaskFailure(lastError, true);
+    throw new TaskFailure.SourcesFailed(lastError);
   }
 
   /** The digest of the object's bytes as they now stand in our file (after a resumed fetch). */

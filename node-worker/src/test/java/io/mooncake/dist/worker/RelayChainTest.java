@@ -69,12 +69,21 @@ class RelayChainTest {
   @Test
   void aCopyStandsOnTheChainUntilItsNodeLeavesItAndOnlyANoChainJobReadsFromRelays() {
     List<String> followers = List.of("a:1", "b:1", "c:1");
-    assertEquals(RelayChain.Standing.UNKNOWN, RelayChain.standing(null, false, "b:1"));
-    assertEquals(RelayChain.Standing.ON, RelayChain.standing(followers, false, "b:1"));
-    assertEquals(RelayChain.Standing.LEFT, RelayChain.standing(followers, true, "b:1"));
-    assertEquals(RelayChain.Standing.NO_CHAIN, RelayChain.standing(List.of(), false, "b:1"));
-    assertEquals(RelayChain.Standing.NO_CHAIN, RelayChain.standing(List.of("b:1"), false, "b:1"));
-    assertEquals(RelayChain.Standing.NO_CHAIN, RelayChain.standing(followers, false, "z:1"));
+    assertEquals(
+        new RelayChain.Place(RelayChain.Standing.UNKNOWN, null),
+        RelayChain.place(SEED, null, false, "b:1"));
+    assertEquals(
+        new RelayChain.Place(RelayChain.Standing.ON, "a:1"),
+        RelayChain.place(SEED, followers, false, "b:1"));
+    assertEquals(
+        new RelayChain.Place(RelayChain.Standing.ON, SEED),
+        RelayChain.place(SEED, followers, false, "a:1"));
+    assertEquals(
+        new RelayChain.Place(RelayChain.Standing.LEFT, null),
+        RelayChain.place(SEED, followers, true, "b:1"));
+    assertEquals(RelayChain.Place.NO_CHAIN, RelayChain.place(SEED, List.of(), false, "b:1"));
+    assertEquals(RelayChain.Place.NO_CHAIN, RelayChain.place(SEED, List.of("b:1"), false, "b:1"));
+    assertEquals(RelayChain.Place.NO_CHAIN, RelayChain.place(SEED, followers, false, "z:1"));
     for (RelayChain.Standing s : RelayChain.Standing.values()) {
       assertEquals(
           s == RelayChain.Standing.NO_CHAIN,

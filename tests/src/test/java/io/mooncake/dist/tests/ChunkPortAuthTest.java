@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.PostgresDatabase;
+import io.mooncake.dist.tests.support.ProcessCluster;
 import io.mooncake.dist.tests.support.Processes;
 import io.mooncake.dist.tests.support.Requests;
 import io.mooncake.dist.tests.support.Requests.FileSpec;
@@ -244,22 +245,7 @@ class ChunkPortAuthTest {
   }
 
   private static Api startMaster(Processes procs) {
-    int httpPort = TestFiles.freePort();
-    procs.start(
-        "master",
-        "mooncake_master",
-        "--http-port",
-        String.valueOf(httpPort),
-        "--allow-any-source",
-        "--db-url",
-        pg.url(),
-        "--scheduler-tick-ms",
-        "200",
-        "--no-auth");
-    Api api = new Api("http://127.0.0.1:" + httpPort);
-    Processes.await(
-        "master /health", Duration.ofSeconds(60), () -> api.get("/health").status() == 200);
-    return api;
+    return new ProcessCluster(procs, pg).startMaster("master");
   }
 
   private String startClient(Processes procs, String name, int port, String... extra) {

@@ -100,6 +100,18 @@ class CopyReleaseTest {
     assertEquals(CreateResult.CREATED, new JobStore(dsl()).create(req, "sha-" + job, "{}"));
   }
 
+  /**
+   * The objects of {@code node}'s next {@code n} claims, one at a time: a batch comes back in task
+   * id order, the claim picks by (run_after, task_id).
+   */
+  private static List<String> claimOrder(TaskQueue q, String node, int n) {
+    return IntStream.range(0, n)
+        .mapToObj(i -> q.claim(node, node + "/w", 1, Duration.ofMinutes(5)))
+        .flatMap(List::stream)
+        .map(ClaimedTask::objectId)
+        .toList();
+  }
+
   private static List<String> claimedObjects(List<ClaimedTask> claimed) {
     return claimed.stream().map(ClaimedTask::objectId).toList();
   }
@@ -175,18 +187,12 @@ class CopyReleaseTest {
         OBJECTS, dsl().fetchCount(dsl().selectFrom("copy_releases").where("job_id = ?", job)));
     assertEquals(
         List.of(objectId(job, 3), objectId(job, 4), objectId(job, 5), objectId(job, 6)),
-        claimedObjects(
-            IntStream.range(0, 5)
-                .mapToObj(i -> q.claim(f1, f1 + "/w", 1, Duration.ofMinutes(5)))
-                .flatMap(List::stream)
-                .toList()));
+        claimOrder(q, f1, 5));
     String f0 = followers(job).get(0);
     // File order across both releases.
-    List<String> order =
-        IntStream.range(0, OBJECTS)
-            .mapToObj(i -> q.claim(f0, f0 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId())
-            .toList();
-    assertEquals(IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList(), order);
+    assertEquals(
+        IntStream.range(0, OBJECTS).mapToObj(n -> objectId(job, n)).toList(),
+        claimOrder(q, f0, OBJECTS));
     assertEquals(
         "replicating",
         dsl().fetchOne("SELECT status FROM jobs WHERE job_id = ?", job).get(0, String.class));
@@ -211,11 +217,9 @@ class CopyReleaseTest {
     assertEquals(OBJECTS * followers.size(), copies(job));
     // Follower 3 of 9 (7 objects: one per stripe) takes object 3 first, then 4, 5, 6, 0, 1, 2.
     String f3 = followers.get(3);
-    List<String> order =
-        IntStream.range(0, OBJECTS)
-            .mapToObj(i -> q.claim(f3, f3 + "/w", 1, Duration.ofMinutes(5)).get(0).objectId())
-            .toList();
-    assertEquals(List.of(3, 4, 5, 6, 0, 1, 2).stream().map(n -> objectId(job, n)).toList(), order);
+    assertEquals(
+        List.of(3, 4, 5, 6, 0, 1, 2).stream().map(n -> objectId(job, n)).toList(),
+        claimOrder(q, f3, OBJECTS));
   }
 
   @Test

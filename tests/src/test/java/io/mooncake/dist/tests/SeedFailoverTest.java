@@ -12,6 +12,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.mooncake.dist.scheduler.domain.Json;
 import io.mooncake.dist.tests.support.Api;
 import io.mooncake.dist.tests.support.PostgresDatabase;
+import io.mooncake.dist.tests.support.ProcessCluster;
 import io.mooncake.dist.tests.support.Processes;
 import io.mooncake.dist.tests.support.Requests;
 import io.mooncake.dist.tests.support.Requests.FileSpec;
@@ -278,20 +279,6 @@ class SeedFailoverTest {
   }
 
   private void startClient(Processes procs, String name, int port) {
-    procs.start(
-        name,
-        "mooncake_client",
-        "--node-id",
-        "127.0.0.1:" + port,
-        "--data-dir",
-        tmp.resolve(name).toString(),
-        "--db-url",
-        pg.url(),
-        "--poll-ms",
-        "200",
-        "--heartbeat-ms",
-        "500",
-        "--lease-seconds",
-        "5");
+    new ProcessCluster(procs, pg).startClient(name, "127.0.0.1:" + port, tmp.resolve(name));
   }
 }
